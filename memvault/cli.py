@@ -1,0 +1,359 @@
+"""The `memvault` command: a thin click face over VaultService (parse, call, format)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .config import DEFAULT_VAULT, Settings
+from .errors import MemvaultError
+from .vault import VaultService
+from .views import (
+    check_view,
+    memory_view,
+    note_view,
+    plain_text,
+    rebuild_view,
+    search_view,
+)
+
+EXIT_ERROR = 1
+
+
+class Face(click.Group):
+    """Turns memvault errors into one line on stderr and a non-zero exit (no traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemvaultError as exc:
+            if ctx.meta.get("memvault.debug"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+@click.group(cls=Face, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--vault",
+    "--notestore_path",
+    "vault",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="MEMVAULT_VAULT",
+    default=DEFAULT_VAULT,
+    show_default=True,
+    help="Folder of markdown memories (env MEMVAULT_VAULT).",
+)
+@click.option(
+    "--index-path",
+    "--index_path",
+    "index_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="MEMVAULT_INDEX_PATH",
+    default=None,
+    help="SQLite index file [default: VAULT/.memvault/index.sqlite3].",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.pass_context
+def main(ctx: click.Context, vault: Path, index_path: Path | None, debug: bool) -> None:
+    """memvault: an assistant's long-term memory as a folder of markdown files."""
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    ctx.meta["memvault.debug"] = debug
+    ctx.obj = Settings(vault=vault, index_path=index_path)
+
+
+@contextmanager
+def service(ctx: click.Context) -> Iterator[VaultService]:
+    vault = VaultService.open(ctx.find_object(Settings) or Settings())
+    try:
+        yield vault
+    finally:
+        vault.close()
+
+
+def emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def read_content(content: str | None) -> str | None:
+    """CONTENT as given, or standard input for `-`."""
+    return sys.stdin.read() if content == "-" else content
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+
+
+@main.command()
+@json_option
+@click.pass_context
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild the index from the files (kept state such as usage counts survives)."""
+    with service(ctx) as vault:
+        if sys.stderr.isatty() and not as_json:
+            with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
+
+                def progress(done: int, total: int) -> None:
+                    bar.length = total
+                    bar.update(done - bar.pos)
+
+                summary = vault.rebuild(progress)
+        else:
+            summary = vault.rebuild()
+    view = rebuild_view(summary)
+    if as_json:
+        emit(view)
+        return
+    click.echo(
+        f"indexed {view['notes']} notes in {view['seconds']:.2f}s: {view['links']} links, "
+        f"{view['unresolved_links']} unresolved, {view['attachments']} to attachments"
+    )
+    for item in view["skipped"]:
+        click.echo(f"  {item['path']}: {item['reason']}")
+
+
+@main.command()
+@click.argument("query")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--offset", default=0, type=click.IntRange(0))
+@click.option("--category", default=None)
+@tag_option
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    limit: int,
+    offset: int,
+    category: str | None,
+    tags: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Full-text search: plain questions, "exact phrases", prefix*, -excluded, OR."""
+    with service(ctx) as vault:
+        page = vault.search(query, limit, offset, category, list(tags))
+    if as_json:
+        emit(search_view(page))
+        return
+    if not page.results:
+        click.echo("no results", err=True)
+    for hit in page.results:
+        click.echo(f"{hit.score:8.2f}  {hit.title}  ({hit.path})")
+        click.echo(f"          {' '.join(hit.snippet.split())}")
+
+
+@main.command()
+@click.argument("identifier")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "plain", "json"]),
+    default="markdown",
+    show_default=True,
+)
+@click.pass_context
+def read(ctx: click.Context, identifier: str, fmt: str) -> None:
+    """Print a memory named by id, path, slug, title or alias."""
+    with service(ctx) as vault:
+        memory = vault.get(identifier)
+        if fmt == "json":
+            emit(memory_view(memory, vault.outgoing(memory), vault.backlinks(memory)))
+        elif fmt == "plain":
+            click.echo(plain_text(memory), nl=False)
+        else:
+            click.echo(vault.store.read_text(memory.path), nl=False)
+
+
+@main.command()
+@click.option("--title", required=True)
+@click.option("--category", default=None)
+@tag_option
+@click.argument("content", required=False, default="-")
+@json_option
+@click.pass_context
+def write(
+    ctx: click.Context,
+    title: str,
+    category: str | None,
+    tags: tuple[str, ...],
+    content: str,
+    as_json: bool,
+) -> None:
+    """Write a new memory; CONTENT or `-` (the default) for standard input."""
+    with service(ctx) as vault:
+        memory = vault.create(title, read_content(content) or "", list(tags), category)
+    if as_json:
+        emit(
+            {
+                "id": memory.id,
+                "title": memory.title,
+                "path": memory.path,
+                "created_at": memory.created_at,
+            }
+        )
+    else:
+        click.echo(f"{memory.id}  {memory.path}")
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--title", default=None)
+@click.option("--content", default=None, help="New body, or - for standard input.")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for several).")
+@click.option("--category", default=None)
+@click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
+@json_option
+@click.pass_context
+def edit(
+    ctx: click.Context,
+    identifier: str,
+    title: str | None,
+    content: str | None,
+    tags: tuple[str, ...],
+    category: str | None,
+    expected_updated_at: str | None,
+    as_json: bool,
+) -> None:
+    """Change a memory's title (renames), content, tags or category (moves)."""
+    with service(ctx) as vault:
+        memory = vault.update(
+            identifier,
+            title=title,
+            content=read_content(content),
+            tags=list(tags) if tags else None,
+            category=category,
+            expected_updated_at=expected_updated_at,
+        )
+    if as_json:
+        emit({"id": memory.id, "path": memory.path, "updated_at": memory.updated_at})
+    else:
+        click.echo(f"{memory.id}  {memory.path}")
+
+
+@main.command()
+@click.argument("identifier")
+@json_option
+@click.pass_context
+def rm(ctx: click.Context, identifier: str, as_json: bool) -> None:
+    """Delete a memory and every link to it."""
+    with service(ctx) as vault:
+        deleted = vault.delete(identifier)
+    if as_json:
+        emit(
+            {"id": deleted.memory.id, "path": deleted.memory.path, "removed_links": deleted.changed}
+        )
+    else:
+        click.echo(f"deleted {deleted.memory.path}; links removed from {len(deleted.changed)}")
+
+
+@main.command()
+@click.argument("source")
+@click.argument("target")
+@click.option("--text", default=None, help="Link text shown in SOURCE.")
+@json_option
+@click.pass_context
+def link(ctx: click.Context, source: str, target: str, text: str | None, as_json: bool) -> None:
+    """Link two memories both ways (each lists the other under ## Related)."""
+    with service(ctx) as vault:
+        change = vault.link(source, target, text)
+    if as_json:
+        emit(
+            {
+                "source": change.source.path,
+                "target": change.target.path,
+                "markdown": change.markdown,
+                "changed": change.changed,
+            }
+        )
+    else:
+        state = f"wrote {change.markdown}" if change.changed else "already linked"
+        click.echo(f"{change.source.path} <-> {change.target.path}: {state}")
+
+
+@main.command()
+@click.argument("source")
+@click.argument("target")
+@json_option
+@click.pass_context
+def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
+    """Remove the Related links between two memories, both ways."""
+    with service(ctx) as vault:
+        change = vault.unlink(source, target)
+    if as_json:
+        emit(
+            {"source": change.source.path, "target": change.target.path, "changed": change.changed}
+        )
+    else:
+        state = "unlinked" if change.changed else "were not linked"
+        click.echo(f"{change.source.path} / {change.target.path}: {state}")
+
+
+@main.command(name="list")
+@click.option("--category", default=None)
+@tag_option
+@click.option("--sort", type=click.Choice(["updated", "created", "title"]), default="updated")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
+@click.option("--offset", default=0, type=click.IntRange(0))
+@json_option
+@click.pass_context
+def list_(
+    ctx: click.Context,
+    category: str | None,
+    tags: tuple[str, ...],
+    sort: str,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
+    """List memories, newest first by default."""
+    with service(ctx) as vault:
+        rows, total = vault.list_memories(category, list(tags), sort, limit, offset)
+    if as_json:
+        emit({"items": [note_view(r) for r in rows], "total": total})
+        return
+    for row in rows:
+        click.echo(f"{row.updated_at or '':20}  {row.title}  ({row.path})")
+    click.echo(f"{len(rows)} of {total}", err=True)
+
+
+@main.command()
+@click.option("--fix", is_flag=True, help="Repair one-sided links and duplicate ids.")
+@json_option
+@click.pass_context
+def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
+    """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
+    with service(ctx) as vault:
+        view = check_view(vault.check(fix=fix))
+    if as_json:
+        emit(view)
+    else:
+        for fixed in view["fixed"]:
+            click.echo(f"fixed: {fixed}")
+        for item in view["broken_links"]:
+            click.echo(f"broken link: {item['source']} -> [[{item['target']}]]")
+        for item in view["one_sided_links"]:
+            click.echo(f"one-sided link: {item['source']} -> {item['target']} (not back)")
+        for item in view["duplicate_ids"]:
+            click.echo(f"duplicate id {item['id']}: {', '.join(item['paths'])}")
+        for item in view["malformed"]:
+            click.echo(f"malformed: {item['path']}: {item['problem']}")
+        for item in view["ambiguous_links"]:
+            click.echo(
+                f"ambiguous link: {item['source']} -> [[{item['target']}]] could be "
+                + ", ".join(item["candidates"])
+            )
+        if view["clean"]:
+            click.echo("vault is clean")
+    if not view["clean"]:
+        ctx.exit(EXIT_ERROR)

@@ -1,0 +1,28 @@
+"""Where the vault and its index live, and the limits that apply (flags > env > defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .model import Limits
+from .store import STATE_DIR
+
+DEFAULT_VAULT = Path("memories")
+INDEX_FILE = "index.sqlite3"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a memvault process needs to open a vault."""
+
+    vault: Path = DEFAULT_VAULT
+    index_path: Path | None = None
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def index_file(self) -> Path:
+        """The SQLite file: `--index-path`, or hidden inside the vault where Obsidian ignores it."""
+        if self.index_path is not None:
+            return Path(self.index_path).expanduser()
+        return Path(self.vault).expanduser() / STATE_DIR / INDEX_FILE

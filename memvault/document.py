@@ -1,0 +1,176 @@
+"""A markdown file split into YAML frontmatter and body, put back together byte for byte.
+
+python-frontmatter strips the text it parses, so it cannot give the body back byte for byte;
+this module splits the file itself and edits frontmatter one key at a time, so a person's
+comments, quoting and unknown keys survive every write memvault makes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+BOM = "\ufeff"
+_OPEN = re.compile(r"---[ \t]*(\r?\n)")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+_CONTINUATION = re.compile(r"[ \t]|-(?:[ \t]|$)")
+
+
+@dataclass
+class Document:
+    """One parsed file: what came before the body, the metadata it holds, and the body itself."""
+
+    body: str
+    head: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    frontmatter: str | None = None
+    error: str | None = None
+    bom: bool = False
+    newline: str = "\n"
+
+    @property
+    def writable(self) -> bool:
+        """False when the frontmatter is broken: memvault then never rewrites the file."""
+        return self.error is None
+
+
+def parse_document(text: str) -> Document:
+    """Split text into frontmatter and body; broken YAML is reported in `error`, never raised."""
+    bom = text.startswith(BOM)
+    head = BOM if bom else ""
+    if bom:
+        text = text[1:]
+    opening = _OPEN.match(text)
+    if opening is None:
+        return Document(body=text, head=head, bom=bom, newline=_newline_of(text))
+    newline = opening.group(1)
+    closing = _CLOSE.search(text, opening.end())
+    if closing is None:
+        error = "frontmatter opened with --- never closes"
+        return Document(body=text, head=head, bom=bom, newline=newline, error=error)
+    raw = text[opening.end() : closing.start()]
+    doc = Document(
+        body=text[closing.end() :],
+        head=head + text[: closing.end()],
+        frontmatter=raw,
+        bom=bom,
+        newline=newline,
+    )
+    doc.metadata, doc.error = _load_mapping(raw)
+    return doc
+
+
+def render_document(doc: Document, updates: dict[str, Any]) -> str:
+    """Return the file text with `updates` set in the frontmatter and every other byte kept.
+
+    Keys already present are rewritten in place; new keys are appended in the order given.
+    With no updates the head is kept as it was, even when its YAML is broken.
+    """
+    if not updates:
+        return doc.head + doc.body
+    if not doc.writable:
+        raise ValueError("refusing to rewrite a file whose frontmatter is broken")
+    raw = doc.frontmatter or ""
+    if doc.frontmatter is not None and all(doc.metadata.get(k) == v for k, v in updates.items()):
+        new_raw = raw
+    else:
+        new_raw = _edit_frontmatter(raw, doc.metadata, updates)
+    nl = doc.newline
+    if nl != "\n":
+        new_raw = re.sub(r"(?<!\r)\n", nl, new_raw)
+    if new_raw and not new_raw.endswith(nl):
+        new_raw += nl
+    return (BOM if doc.bom else "") + f"---{nl}{new_raw}---{nl}" + doc.body
+
+
+def normalize_value(value: Any) -> Any:
+    """YAML timestamps and dates back to the ISO strings memvault writes."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value.isoformat(timespec="seconds") + "Z"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _load_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
+    try:
+        data = yaml.load(raw, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        return {}, f"frontmatter is not valid YAML: {' '.join(str(exc).split())}"
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, "frontmatter is not a mapping of keys to values"
+    return {str(k): normalize_value(v) for k, v in data.items()}, None
+
+
+def _newline_of(text: str) -> str:
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def _entry(key: str, value: Any) -> str:
+    """One `key: value` block in the style Obsidian writes: flow lists, bare timestamps."""
+    if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
+        return f"{key}: {value}\n"
+    if isinstance(value, list):
+        flow = yaml.safe_dump(value, allow_unicode=True, default_flow_style=True, width=1_000_000)
+        return f"{_dump({key: None}).split(':')[0]}: {flow}"
+    return _dump({key: value})
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.safe_dump(
+        data, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1_000_000
+    )
+
+
+def _key_blocks(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """Where each top-level key's block of lines starts and ends."""
+    blocks: dict[str, tuple[int, int]] = {}
+    key_at: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        if not line.strip() or line.startswith("#") or _CONTINUATION.match(line):
+            continue
+        match = re.match(r"""(?:"([^"]+)"|'([^']+)'|([^:]+?))[ \t]*:(?:[ \t]|$)""", line)
+        if match:
+            key_at.append((i, next(g for g in match.groups() if g is not None)))
+    for n, (start, key) in enumerate(key_at):
+        end = key_at[n + 1][0] if n + 1 < len(key_at) else len(lines)
+        while end - 1 > start and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+            end -= 1
+        blocks[key] = (start, end)
+    return blocks
+
+
+def _edit_frontmatter(raw: str, old: dict[str, Any], updates: dict[str, Any]) -> str:
+    """Replace only the blocks of the updated keys; fall back to a full dump if that misparses."""
+    lines = raw.replace("\r\n", "\n").splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    blocks = _key_blocks(lines)
+    replacements: list[tuple[int, int, str]] = []
+    appended = ""
+    for key, value in updates.items():
+        if key in blocks:
+            start, end = blocks[key]
+            replacements.append((start, end, _entry(key, value)))
+        else:
+            appended += _entry(key, value)
+    for start, end, text in sorted(replacements, reverse=True):
+        lines[start:end] = [text]
+    edited = "".join(lines) + appended
+    expected = {**old, **updates}
+    parsed, error = _load_mapping(edited)
+    if error is None and parsed == expected and list(parsed) == list(expected):
+        return edited
+    return _dump(expected)

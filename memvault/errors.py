@@ -1,0 +1,29 @@
+"""The error hierarchy: services raise these; the faces turn them into tool errors or CLI lines."""
+
+
+class MemvaultError(Exception):
+    """Base of every error memvault raises on purpose; the message says what to do next."""
+
+
+class NotFound(MemvaultError):
+    """No memory matches an identifier exactly."""
+
+    def __init__(self, message: str, suggestions: list[tuple[str, str, float]] | None = None):
+        super().__init__(message)
+        self.suggestions = suggestions or []
+
+
+class Invalid(MemvaultError):
+    """The caller's input is malformed, out of bounds or unsafe."""
+
+
+class TooLarge(Invalid):
+    """A title, body or tag list exceeds its configured limit."""
+
+
+class Conflict(MemvaultError):
+    """The file changed since the caller saw it, or the request clashes with the vault."""
+
+
+class Unreadable(MemvaultError):
+    """A file or the vault itself cannot be read."""

@@ -1,0 +1,688 @@
+"""The SQLite index that mirrors the vault: notes, links, tags, aliases and full-text search.
+
+It is derived data: `rebuild` makes it again from the files at any time. The one table it
+keeps across rebuilds is `usage` (kept state, keyed by memory id).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .document import parse_document
+from .errors import MemvaultError
+from .markdown import Link, find_links, find_tags, related_links
+from .model import Memory
+from .search import display_text, fts_text, parse_query
+from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+BATCH = 500
+# bm25 weights for (title, aliases, tags, body): a title match outranks a body match.
+WEIGHTS = (10.0, 6.0, 4.0, 1.0)
+
+SCHEMA = """
+CREATE TABLE notes (
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,      -- vault-relative, '/'-separated
+    path_key TEXT NOT NULL,         -- lower-case path without .md: target of [[folder/note]]
+    stem_key TEXT NOT NULL,         -- lower-case file name without .md: target of [[note]]
+    title_key TEXT NOT NULL,
+    folder TEXT NOT NULL,           -- the category; '' at the vault root
+    id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags TEXT NOT NULL,             -- JSON list: frontmatter tags, then inline #tags
+    created_at TEXT,
+    updated_at TEXT,
+    last_reviewed TEXT,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    problem TEXT                    -- why memvault will not rewrite the file (broken YAML)
+);
+CREATE INDEX notes_id ON notes(id);
+CREATE INDEX notes_stem ON notes(stem_key);
+CREATE INDEX notes_path_key ON notes(path_key);
+CREATE INDEX notes_title ON notes(title_key);
+CREATE INDEX notes_updated ON notes(updated_at);
+CREATE TABLE aliases (note INTEGER NOT NULL, alias TEXT NOT NULL, alias_key TEXT NOT NULL);
+CREATE INDEX aliases_key ON aliases(alias_key);
+CREATE INDEX aliases_note ON aliases(note);
+CREATE TABLE tags (note INTEGER NOT NULL, tag TEXT NOT NULL COLLATE NOCASE);
+CREATE INDEX tags_tag ON tags(tag, note);
+CREATE INDEX tags_note ON tags(note);
+CREATE TABLE links (
+    source INTEGER NOT NULL,
+    folder TEXT NOT NULL,           -- the source's folder, to prefer the nearest target
+    raw TEXT NOT NULL,              -- the target as written
+    key TEXT NOT NULL,              -- lower-case lookup key, without .md
+    name TEXT NOT NULL,             -- last path segment of key
+    alt TEXT,                       -- markdown links: the target read from the vault root
+    has_path INTEGER NOT NULL,
+    attachment INTEGER NOT NULL,
+    related INTEGER NOT NULL,       -- listed under ## Related (written by link_mem)
+    target INTEGER                  -- resolved note, NULL while dangling
+);
+CREATE INDEX links_source ON links(source);
+CREATE INDEX links_target ON links(target);
+CREATE INDEX links_key ON links(key);
+CREATE INDEX links_name ON links(name);
+CREATE INDEX links_alt ON links(alt);
+CREATE VIRTUAL TABLE notes_fts USING fts5(
+    title, aliases, tags, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+_DERIVED_TABLES = ("notes", "aliases", "tags", "links", "notes_fts")
+
+KEPT_STATE = """
+CREATE TABLE IF NOT EXISTS usage (
+    id TEXT PRIMARY KEY,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_access TEXT
+);
+"""
+
+# Link resolution in DESIGN.md's order: exact path, path suffix, file stem, title, alias.
+# Each tier fills only links still unresolved, so the first tier that matches wins; within a
+# tier a note in the link's own folder wins, then the shortest path. (SQLite rejects a
+# correlated ORDER BY here, hence the COALESCE of two lookups.)
+_TIERS = (
+    ("{t}.has_path", "FROM notes n WHERE n.path_key = {t}.key"),
+    ("{t}.alt IS NOT NULL", "FROM notes n WHERE n.path_key = {t}.alt"),
+    (
+        "{t}.has_path",
+        "FROM notes n WHERE n.stem_key = {t}.name"
+        " AND substr(n.path_key, -length({t}.key) - 1) = '/' || {t}.key",
+    ),
+    ("NOT {t}.has_path", "FROM notes n WHERE n.stem_key = {t}.key"),
+    ("1", "FROM notes n WHERE n.title_key = {t}.key"),
+    ("1", "FROM aliases a JOIN notes n ON n.rowid = a.note WHERE a.alias_key = {t}.key"),
+)
+
+
+def _tier_updates(table: str) -> list[str]:
+    """One UPDATE per resolution tier for the links in `table` picked by a WHERE clause."""
+    updates = []
+    for condition, source in _TIERS:
+        lookup = source.format(t=table)
+        nearest = (
+            f"coalesce((SELECT n.rowid {lookup} AND n.folder = {table}.folder"
+            f" ORDER BY n.path LIMIT 1),"
+            f" (SELECT n.rowid {lookup} ORDER BY length(n.path), n.path LIMIT 1))"
+        )
+        updates.append(
+            f"UPDATE {table} SET target = {nearest} WHERE target IS NULL AND NOT attachment"
+            f" AND {condition.format(t=table)} AND ({{where}})"
+        )
+    return updates
+
+
+_LINK_TIERS = _tier_updates("links")
+_PROBE_TIERS = _tier_updates("probe")
+
+
+@dataclass
+class SearchHit:
+    """One search result, as the tools and the CLI show it."""
+
+    id: str
+    title: str
+    path: str
+    category: str | None
+    tags: list[str]
+    score: float
+    snippet: str
+    updated_at: str | None
+
+
+@dataclass
+class SearchPage:
+    results: list[SearchHit]
+    total: int
+
+
+@dataclass
+class NoteRow:
+    """A memory as the index knows it, without its body."""
+
+    id: str
+    title: str
+    path: str
+    category: str | None
+    tags: list[str]
+    created_at: str | None
+    updated_at: str | None
+    last_reviewed: str | None
+    problem: str | None
+
+
+@dataclass
+class LinkRow:
+    """A link between two notes as the index resolved it."""
+
+    source: str
+    raw: str
+    target: str | None
+    target_id: str | None
+    target_title: str | None
+    related: bool
+
+
+@dataclass
+class RebuildSummary:
+    notes: int = 0
+    links: int = 0
+    unresolved_links: int = 0
+    attachments: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+Progress = Callable[[int, int], None]
+
+
+class Index:
+    """One SQLite file with the notes, their links and the FTS table; safe across threads."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._guard = threading.RLock()
+        self._db = self._open()
+
+    def close(self) -> None:
+        with self._guard:
+            self._db.close()
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db = self._connect()
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            db.execute("SELECT count(*) FROM notes_fts LIMIT 1").fetchone() if version else None
+        except sqlite3.DatabaseError as exc:
+            log.warning("index %s is unreadable (%s); rebuilding it", self.path, exc)
+            self._discard()
+            db = self._connect()
+            version = 0
+        if version != SCHEMA_VERSION:
+            if version:
+                log.warning("index schema %s is not %s; rebuilding it", version, SCHEMA_VERSION)
+            self._create(db)
+        return db
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        return db
+
+    def _discard(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        drops = "".join(f"DROP TABLE IF EXISTS {t};" for t in _DERIVED_TABLES)
+        db.executescript(
+            f"BEGIN IMMEDIATE; {drops} {SCHEMA} {KEPT_STATE}"
+            f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._guard:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, sql: str, params: Iterable[object] = ()) -> list[sqlite3.Row]:
+        with self._guard:
+            return self._db.execute(sql, tuple(params)).fetchall()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def upsert(self, path: str, text: str, info: FileInfo) -> Memory:
+        """Index one file's text (after memvault wrote it, or a sync saw it change)."""
+        memory = memory_from(path, parse_document(text))
+        with self._transaction() as db:
+            old = db.execute("SELECT rowid FROM notes WHERE path = ?", (memory.path,)).fetchone()
+            if old is not None:
+                self._delete_rows(db, old[0])
+            rowid = self._insert(db, memory, info, text)
+            self._resolve(db, *_affected(memory, rowid, old[0] if old else None))
+        return memory
+
+    def remove(self, path: str) -> None:
+        """Forget a file; links that pointed at it dangle (or find another note)."""
+        with self._transaction() as db:
+            row = db.execute("SELECT rowid FROM notes WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                self._delete_rows(db, row[0])
+                self._resolve(db, "target = ?", (row[0],))
+
+    def rebuild(self, store: VaultStore, progress: Progress | None = None) -> RebuildSummary:
+        """Make the index again from every file in the vault, in one transaction."""
+        started = time.perf_counter()
+        summary = RebuildSummary()
+        files = list(store.walk(summary.skipped))
+        with self._transaction() as db:
+            for table in _DERIVED_TABLES:
+                db.execute(f"DELETE FROM {table}")
+            for done, info in enumerate(files, start=1):
+                try:
+                    text = store.read_text(info.path)
+                except MemvaultError as exc:
+                    summary.skipped.append(Skipped(info.path, str(exc)))
+                    continue
+                memory = memory_from(info.path, parse_document(text))
+                if memory.problem:
+                    summary.skipped.append(
+                        Skipped(info.path, f"indexed read-only: {memory.problem}")
+                    )
+                self._insert(db, memory, info, text)
+                summary.notes += 1
+                if progress is not None and (done % BATCH == 0 or done == len(files)):
+                    progress(done, len(files))
+            self._resolve(db, "1", ())
+        summary.links, summary.unresolved_links, summary.attachments = self.link_counts()
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def _insert(self, db: sqlite3.Connection, memory: Memory, info: FileInfo, text: str) -> int:
+        path = PurePosixPath(memory.path)
+        folder = "" if path.parent.as_posix() == "." else path.parent.as_posix()
+        tags = memory.tags + [
+            t for t in find_tags(memory.body) if t.lower() not in {x.lower() for x in memory.tags}
+        ]
+        cursor = db.execute(
+            "INSERT INTO notes (path, path_key, stem_key, title_key, folder, id, title, tags,"
+            " created_at, updated_at, last_reviewed, size, mtime_ns, hash, problem)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory.path,
+                _key(memory.path),
+                path.stem.lower(),
+                memory.title.lower(),
+                folder,
+                memory.id,
+                memory.title,
+                json.dumps(tags, ensure_ascii=False),
+                memory.created_at,
+                memory.updated_at or _iso_from_ns(info.mtime_ns),
+                memory.last_reviewed,
+                info.size,
+                info.mtime_ns,
+                content_hash(text),
+                memory.problem,
+            ),
+        )
+        rowid = int(cursor.lastrowid or 0)
+        db.executemany(
+            "INSERT INTO aliases (note, alias, alias_key) VALUES (?, ?, ?)",
+            [(rowid, a, a.lower()) for a in memory.aliases],
+        )
+        db.executemany("INSERT INTO tags (note, tag) VALUES (?, ?)", [(rowid, t) for t in tags])
+        related = {link.start for link in related_links(memory.body)}
+        db.executemany(
+            "INSERT INTO links (source, folder, raw, key, name, alt, has_path, attachment,"
+            " related) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                _link_row(rowid, folder, link, link.start in related)
+                for link in find_links(memory.body)
+            ],
+        )
+        db.execute(
+            "INSERT INTO notes_fts (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)",
+            (
+                rowid,
+                fts_text(memory.title),
+                fts_text(" ".join(memory.aliases)),
+                " ".join(tags),
+                fts_text(memory.body),
+            ),
+        )
+        return rowid
+
+    def _delete_rows(self, db: sqlite3.Connection, rowid: int) -> None:
+        for sql in (
+            "DELETE FROM notes WHERE rowid = ?",
+            "DELETE FROM aliases WHERE note = ?",
+            "DELETE FROM tags WHERE note = ?",
+            "DELETE FROM links WHERE source = ?",
+            "DELETE FROM notes_fts WHERE rowid = ?",
+        ):
+            db.execute(sql, (rowid,))
+
+    def _resolve(self, db: sqlite3.Connection, where: str, params: tuple[object, ...]) -> None:
+        """Resolve the links `where` picks, tier by tier; what stays NULL is dangling."""
+        db.execute(f"UPDATE links SET target = NULL WHERE ({where})", params)
+        for sql in _LINK_TIERS:
+            db.execute(sql.format(where=where), params)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def link_counts(self) -> tuple[int, int, int]:
+        """(links between notes, of which unresolved, links to attachments)."""
+        row = self._query(
+            "SELECT count(*) FILTER (WHERE NOT attachment),"
+            " count(*) FILTER (WHERE NOT attachment AND target IS NULL),"
+            " count(*) FILTER (WHERE attachment) FROM links"
+        )[0]
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def note_count(self) -> int:
+        return int(self._query("SELECT count(*) FROM notes")[0][0])
+
+    def file_state(self, path: str) -> tuple[int, int, str] | None:
+        """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
+        rows = self._query("SELECT size, mtime_ns, hash FROM notes WHERE path = ?", (path,))
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def resolve(self, identifier: str) -> list[str]:
+        """Paths of the memories an identifier names exactly, by the first rule that matches:
+        id, relative path, file stem, title, alias (all but the id case-insensitive)."""
+        ident = identifier.strip()
+        key = _key(ident)
+        for sql, value in (
+            ("SELECT path FROM notes WHERE id = ? ORDER BY path", ident),
+            ("SELECT path FROM notes WHERE path_key = ? ORDER BY path", key),
+            ("SELECT path FROM notes WHERE stem_key = ? ORDER BY length(path), path", key),
+            (
+                "SELECT path FROM notes WHERE title_key = ? ORDER BY length(path), path",
+                ident.lower(),
+            ),
+            (
+                "SELECT DISTINCT n.path FROM aliases a JOIN notes n ON n.rowid = a.note"
+                " WHERE a.alias_key = ? ORDER BY n.path",
+                ident.lower(),
+            ),
+        ):
+            rows = self._query(sql, (value,))
+            if rows:
+                return [r[0] for r in rows]
+        return []
+
+    def resolve_link(self, source: str, link: Link) -> str | None:
+        """The path a link in `source` resolves to, by the same rules as the bulk resolution."""
+        folder = _folder(source)
+        row = _link_row(0, folder, link, False)
+        if row[7]:
+            return None
+        with self._transaction() as db:
+            db.execute("CREATE TEMP TABLE IF NOT EXISTS probe AS SELECT * FROM links WHERE 0")
+            db.execute("DELETE FROM probe")
+            db.execute(
+                "INSERT INTO probe (source, folder, raw, key, name, alt, has_path,"
+                " attachment, related) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            for sql in _PROBE_TIERS:
+                db.execute(sql.format(where="1"))
+            found = db.execute(
+                "SELECT n.path FROM probe p JOIN notes n ON n.rowid = p.target"
+            ).fetchone()
+        return found[0] if found else None
+
+    def note(self, path: str) -> NoteRow | None:
+        rows = self._query(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE path = ?", (path,))
+        return _note_row(rows[0]) if rows else None
+
+    def stem_taken(self, stem: str) -> bool:
+        return bool(self._query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
+
+    def all_titles(self) -> list[tuple[str, str, str]]:
+        """(path, title, stem) of every note, for fuzzy suggestions."""
+        return [(r[0], r[1], r[2]) for r in self._query("SELECT path, title, stem_key FROM notes")]
+
+    def outgoing(self, path: str) -> list[LinkRow]:
+        return self._links("s.path = ?", path)
+
+    def backlinks(self, path: str) -> list[LinkRow]:
+        return self._links("t.path = ?", path)
+
+    def _links(self, where: str, path: str) -> list[LinkRow]:
+        rows = self._query(
+            "SELECT s.path, l.raw, t.path, t.id, t.title, l.related FROM links l"
+            " JOIN notes s ON s.rowid = l.source LEFT JOIN notes t ON t.rowid = l.target"
+            f" WHERE {where} AND NOT l.attachment ORDER BY s.path, l.rowid",
+            (path,),
+        )
+        return [LinkRow(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in rows]
+
+    def search(
+        self,
+        text: str,
+        limit: int = 10,
+        offset: int = 0,
+        category: str | None = None,
+        tags: list[str] | None = None,
+    ) -> SearchPage:
+        """Notes matching a query, best first: all the query's words, then any of them."""
+        query = parse_query(text)
+        if query.empty or limit <= 0:
+            return SearchPage([], 0)
+        where, params = _filters(category, tags)
+        strict, loose = query.strict(), query.loose()
+        tiers = [strict] if strict == loose else [strict, f"{loose} NOT {strict}"]
+        results: list[SearchHit] = []
+        skip = max(offset, 0)
+        for expression in tiers:
+            count = self._count(expression, where, params)
+            if skip >= count:
+                skip -= count
+                continue
+            want = limit - len(results)
+            results += self._hits(expression, where, params, want, skip)
+            skip = 0
+            if len(results) >= limit:
+                break
+        total = self._count(loose, where, params)
+        return SearchPage(results, total)
+
+    def _count(self, expression: str, where: str, params: list[object]) -> int:
+        rows = self._query(
+            "SELECT count(*) FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
+            f" WHERE notes_fts MATCH ? {where}",
+            [expression, *params],
+        )
+        return int(rows[0][0])
+
+    def _hits(
+        self, expression: str, where: str, params: list[object], limit: int, offset: int
+    ) -> list[SearchHit]:
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        rows = self._query(
+            f"SELECT {_NOTE_COLUMNS}, bm25(notes_fts, {weights}) AS rank,"
+            " snippet(notes_fts, -1, '**', '**', '…', 16) AS snip"
+            " FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
+            f" WHERE notes_fts MATCH ? {where} ORDER BY rank LIMIT ? OFFSET ?",
+            [expression, *params, limit, offset],
+        )
+        hits = []
+        for row in rows:
+            note = _note_row(row)
+            hits.append(
+                SearchHit(
+                    id=note.id,
+                    title=note.title,
+                    path=note.path,
+                    category=note.category,
+                    tags=note.tags,
+                    score=round(-float(row["rank"]), 4),
+                    snippet=display_text(row["snip"] or ""),
+                    updated_at=note.updated_at,
+                )
+            )
+        return hits
+
+    def list_notes(
+        self,
+        category: str | None = None,
+        tags: list[str] | None = None,
+        sort: str = "updated",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[NoteRow], int]:
+        """A page of notes in the order asked for, and how many match in all."""
+        order = {
+            "updated": "n.updated_at DESC, n.path",
+            "created": "n.created_at DESC, n.path",
+            "title": "n.title_key, n.path",
+        }.get(sort)
+        if order is None:
+            raise ValueError(f"unknown sort {sort!r}")
+        where, params = _filters(category, tags)
+        rows = self._query(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE 1 {where}"
+            f" ORDER BY {order} LIMIT ? OFFSET ?",
+            [*params, max(limit, 0), max(offset, 0)],
+        )
+        total = self._query(f"SELECT count(*) FROM notes n WHERE 1 {where}", params)[0][0]
+        return [_note_row(r) for r in rows], int(total)
+
+    def dangling(self) -> list[tuple[str, str]]:
+        """(source path, target as written) of every link that resolves to no note."""
+        rows = self._query(
+            "SELECT s.path, l.raw FROM links l JOIN notes s ON s.rowid = l.source"
+            " WHERE l.target IS NULL AND NOT l.attachment ORDER BY s.path, l.rowid"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def duplicate_ids(self) -> list[tuple[str, list[str]]]:
+        rows = self._query(
+            "SELECT id, group_concat(path, char(10)) FROM (SELECT id, path FROM notes ORDER BY"
+            " path) GROUP BY id HAVING count(*) > 1"
+        )
+        return [(r[0], r[1].split("\n")) for r in rows]
+
+    def problems(self) -> list[tuple[str, str]]:
+        rows = self._query(
+            "SELECT path, problem FROM notes WHERE problem IS NOT NULL ORDER BY path"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def ambiguous(self) -> list[tuple[str, str, list[str]]]:
+        """(source, target as written, candidates) where a bare name fits several files."""
+        rows = self._query(
+            "SELECT s.path, l.raw, (SELECT group_concat(path, char(10)) FROM notes n"
+            " WHERE n.stem_key = l.key) FROM links l JOIN notes s ON s.rowid = l.source"
+            " WHERE NOT l.has_path AND NOT l.attachment AND l.target IS NOT NULL"
+            " AND (SELECT count(*) FROM notes n WHERE n.stem_key = l.key) > 1"
+        )
+        return [(r[0], r[1], sorted(r[2].split("\n"))) for r in rows]
+
+    def related_pairs(self) -> list[tuple[str, str]]:
+        """(source, target) for every resolved link in a `## Related` list."""
+        rows = self._query(
+            "SELECT DISTINCT s.path, t.path FROM links l JOIN notes s ON s.rowid = l.source"
+            " JOIN notes t ON t.rowid = l.target WHERE l.related ORDER BY s.path, t.path"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+
+_NOTE_COLUMNS = (
+    "n.id, n.title, n.path, n.folder, n.tags, n.created_at, n.updated_at, n.last_reviewed,"
+    " n.problem"
+)
+
+
+def _note_row(row: sqlite3.Row) -> NoteRow:
+    return NoteRow(
+        id=row["id"],
+        title=row["title"],
+        path=row["path"],
+        category=row["folder"] or None,
+        tags=json.loads(row["tags"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        last_reviewed=row["last_reviewed"],
+        problem=row["problem"],
+    )
+
+
+def _filters(category: str | None, tags: list[str] | None) -> tuple[str, list[object]]:
+    where = ""
+    params: list[object] = []
+    if category:
+        folder = category.strip("/").lower()
+        where += " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
+        params += [folder, len(folder) + 1, folder + "/"]
+    for tag in tags or []:
+        tag = tag.strip().lstrip("#")
+        where += (
+            " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"
+            " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
+        )
+        params += [tag, len(tag) + 1, tag + "/"]
+    return where, params
+
+
+def _key(target: str) -> str:
+    """The lower-case lookup key of a link target or path: no leading '/', no '.md'."""
+    key = target.strip().replace("\\", "/").lstrip("/").lower()
+    return key[:-3] if key.endswith(".md") else key
+
+
+def _folder(path: str) -> str:
+    parent = PurePosixPath(path).parent.as_posix()
+    return "" if parent == "." else parent
+
+
+def _link_row(
+    source: int, folder: str, link: Link, related: bool
+) -> tuple[int, str, str, str, str, str | None, int, int, int]:
+    key = _key(link.target)
+    alt: str | None = None
+    if link.kind == "markdown" and (folder or key.startswith(".")):
+        relative = posixpath.normpath(posixpath.join(folder.lower(), key))
+        if not relative.startswith(".."):
+            key, alt = relative, _key(posixpath.normpath(link.target))
+    elif link.kind == "markdown":
+        key = posixpath.normpath(key)
+    has_path = "/" in key
+    return (
+        source,
+        folder,
+        link.target,
+        key,
+        key.rsplit("/", 1)[-1],
+        alt if alt != key else None,
+        int(has_path),
+        int(link.is_attachment),
+        int(related),
+    )
+
+
+def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[object, ...]]:
+    """Which links to resolve again after a note changed: its own, and those that may name it."""
+    keys = {_key(memory.path), PurePosixPath(memory.path).stem.lower(), memory.title.lower()}
+    keys |= {a.lower() for a in memory.aliases}
+    marks = ", ".join("?" for _ in keys)
+    where = f"source = ? OR target = ? OR key IN ({marks}) OR name = ? OR alt = ?"
+    return where, (
+        rowid,
+        old if old is not None else -1,
+        *keys,
+        PurePosixPath(memory.path).stem.lower(),
+        _key(memory.path),
+    )
+
+
+def _iso_from_ns(ns: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns / 1e9))

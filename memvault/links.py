@@ -1,0 +1,173 @@
+"""LinkService: keeps links between memories bidirectional and never leaves one broken.
+
+`link`/`unlink` edit both memories' `## Related` lists; a rename rewrites every inbound link
+(keeping its text, heading and block parts); a delete removes every inbound link. Callers hold
+the vault lock; each file is written atomically.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from . import clock
+from .document import Document
+from .errors import Invalid
+from .index import Index, LinkRow
+from .markdown import (
+    Link,
+    add_related,
+    format_link,
+    related_links,
+    remove_related,
+    rewrite_links,
+    unlink_inline,
+    wikilink,
+)
+from .model import Memory
+from .store import VaultStore
+
+
+@dataclass
+class LinkChange:
+    """What `link` or `unlink` did: both memories' outgoing links, and the markdown written."""
+
+    source: Memory
+    target: Memory
+    source_links: list[LinkRow]
+    target_links: list[LinkRow]
+    markdown: str | None
+    changed: bool
+
+
+class LinkService:
+    """Writes and removes links in memory files, and keeps the index in step."""
+
+    def __init__(self, store: VaultStore, index: Index):
+        self.store = store
+        self.index = index
+
+    def save(self, path: str, doc: Document, body: str, updates: dict[str, object]) -> Memory:
+        """Write a memory file and index it; the one way every service changes a file."""
+        text, info = self.store.save(path, doc, body, updates)
+        return self.index.upsert(path, text, info)
+
+    def touch(self, path: str, doc: Document, body: str) -> Memory:
+        """Save a body change, stamping `updated_at` where the file has frontmatter we may edit."""
+        stamp = doc.writable and doc.frontmatter is not None
+        return self.save(path, doc, body, {"updated_at": clock.now_iso()} if stamp else {})
+
+    def link(self, source_path: str, target_path: str, text: str | None = None) -> LinkChange:
+        """Add each memory to the other's `## Related` list; a link already there is kept."""
+        if source_path == target_path:
+            raise Invalid("a memory cannot link to itself; pick two different memories")
+        with self.store.lock():
+            source, source_doc = self.store.read(source_path)
+            target, target_doc = self.store.read(target_path)
+            written = wikilink(target.stem, text or target.title)
+            changed = False
+            if not self._lists(source.path, source.body, target.path):
+                source = self.touch(source.path, source_doc, add_related(source.body, written))
+                changed = True
+            if not self._lists(target.path, target.body, source.path):
+                back = wikilink(source.stem, source.title)
+                target = self.touch(target.path, target_doc, add_related(target.body, back))
+                changed = True
+            return self._change(source, target, written if changed else None, changed)
+
+    def unlink(self, source_path: str, target_path: str) -> LinkChange:
+        """Remove each memory from the other's `## Related` list (links in prose stay)."""
+        with self.store.lock():
+            source, source_changed = self._drop_related(source_path, target_path)
+            target, target_changed = self._drop_related(target_path, source_path)
+            return self._change(source, target, None, source_changed or target_changed)
+
+    def _drop_related(self, path: str, other: str) -> tuple[Memory, bool]:
+        memory, doc = self.store.read(path)
+        body = remove_related(memory.body, self._points_to(path, other))
+        if body == memory.body:
+            return memory, False
+        return self.touch(path, doc, body), True
+
+    def plan_retarget(self, old_path: str, new_path: str) -> list[tuple[str, Document, str]]:
+        """New bodies for every memory whose links point at `old_path`, pointed at `new_path`.
+
+        Planned before the move, while the index still resolves links to the old path.
+        """
+        plans = []
+        for source in self._sources(old_path):
+            memory, doc = self.store.read(source)
+
+            def retarget(link: Link, source: str = source) -> str | None:
+                if self.index.resolve_link(source, link) != old_path:
+                    return None
+                return format_link(link, _new_target(link, source, new_path))
+
+            body = rewrite_links(memory.body, retarget)
+            if body != memory.body:
+                plans.append((source, doc, body))
+        return plans
+
+    def remove_inbound(self, path: str) -> list[str]:
+        """Take every link to `path` out of other memories: list items go, prose keeps the text."""
+        changed = []
+        for source in self._sources(path):
+            memory, doc = self.store.read(source)
+            points = self._points_to(source, path)
+            body = unlink_inline(remove_related(memory.body, points), points)
+            if body != memory.body:
+                self.touch(source, doc, body)
+                changed.append(source)
+        return changed
+
+    def one_sided(self) -> list[tuple[str, str]]:
+        """(source, target) pairs where the source lists the target under Related but not back."""
+        pairs: set[tuple[str, str]] = set(self.index.related_pairs())
+        return sorted((a, b) for a, b in pairs if (b, a) not in pairs and a != b)
+
+    def repair(self) -> list[tuple[str, str]]:
+        """Add the missing side of every one-sided Related link; returns the pairs fixed."""
+        fixed = []
+        with self.store.lock():
+            for source, target in self.one_sided():
+                memory, doc = self.store.read(target)
+                if not doc.writable and not self._lists(target, memory.body, source):
+                    continue
+                back, _ = self.store.read(source)
+                self.touch(target, doc, add_related(memory.body, wikilink(back.stem, back.title)))
+                fixed.append((source, target))
+        return fixed
+
+    def _sources(self, path: str) -> list[str]:
+        return sorted({row.source for row in self.index.backlinks(path)} - {path})
+
+    def _points_to(self, source: str, target: str) -> Callable[[Link], bool]:
+        return lambda link: self.index.resolve_link(source, link) == target
+
+    def _lists(self, source: str, body: str, target: str) -> bool:
+        points = self._points_to(source, target)
+        return any(points(link) for link in related_links(body))
+
+    def _change(
+        self, source: Memory, target: Memory, markdown: str | None, changed: bool
+    ) -> LinkChange:
+        return LinkChange(
+            source=source,
+            target=target,
+            source_links=self.index.outgoing(source.path),
+            target_links=self.index.outgoing(target.path),
+            markdown=markdown,
+            changed=changed,
+        )
+
+
+def _new_target(link: Link, source: str, new_path: str) -> str:
+    """How `link`, written in `source`, should name the file now at `new_path`."""
+    new = PurePosixPath(new_path)
+    if link.kind == "markdown":
+        return posixpath.relpath(new_path, PurePosixPath(source).parent.as_posix())
+    keep_md = link.target.lower().endswith(".md")
+    name = new.as_posix() if "/" in link.target else new.name
+    return name if keep_md else name[:-3]

@@ -1,0 +1,323 @@
+"""Pure functions over a markdown body: find links and tags (never inside code or comments),
+rewrite links without touching any other byte, manage the `## Related` list, strip syntax."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote, unquote
+
+LinkKind = Literal["wiki", "markdown"]
+
+# Obsidian's attachment formats plus common documents: a link to one of these is not a memory link.
+ATTACHMENT_EXTENSIONS = frozenset(
+    "png jpg jpeg gif bmp svg webp avif heic tif tiff ico "
+    "mp3 wav m4a ogg oga flac 3gp webm mp4 ogv mov mkv avi "
+    "pdf canvas base csv tsv txt json xml yaml yml zip gz tar 7z "
+    "doc docx xls xlsx ppt pptx odt ods odp rtf epub html htm excalidraw".split()
+)
+
+_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})", re.M)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_BACKTICKS = re.compile(r"`+")
+_WIKI = re.compile(r"(?<!\\)(!?)\[\[([^\[\]\n]+?)\]\]")
+_MDLINK = re.compile(
+    r"(?<![\\\]])(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_TAG = re.compile(r"(?:(?<=\s)|^)#([^\s#!\"$%&'()*+,.:;<=>?@\[\\\]^`{|}~]+)", re.M)
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$", re.M)
+_RELATED = re.compile(r"^##[ \t]+Related[ \t]*$", re.M | re.I)
+_ITEM = re.compile(r"[ \t]*[-*+][ \t]+")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link found in a body, with its span so it can be rewritten in place."""
+
+    start: int
+    end: int
+    kind: LinkKind
+    target: str
+    subpath: str = ""
+    text: str | None = None
+    embed: bool = False
+    escaped_pipe: bool = False
+
+    @property
+    def is_attachment(self) -> bool:
+        """A link to a non-markdown file (image, PDF, ...) rather than to a memory."""
+        name = self.target.rsplit("/", 1)[-1]
+        ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+        return ext in ATTACHMENT_EXTENSIONS
+
+    @property
+    def display(self) -> str:
+        """What a reader sees for this link: its text, or the target's name."""
+        if self.text:
+            return self.text
+        name = self.target.rsplit("/", 1)[-1]
+        return name[:-3] if name.lower().endswith(".md") else name
+
+
+def masked(body: str) -> str:
+    """The body with code, HTML comments and escaped brackets blanked out, offsets unchanged."""
+    chars = list(body)
+
+    def blank(start: int, end: int) -> None:
+        for i in range(start, end):
+            if chars[i] not in "\r\n":
+                chars[i] = " "
+
+    for start, end in _fenced_blocks(body):
+        blank(start, end)
+    text = "".join(chars)
+    for match in _COMMENT.finditer(text):
+        blank(match.start(), match.end())
+    text = "".join(chars)
+    for start, end in _code_spans(text):
+        blank(start, end)
+    return "".join(chars)
+
+
+def find_links(body: str) -> list[Link]:
+    """Every wikilink, embed and relative markdown link in reading order."""
+    text = masked(body)
+    links = [_wikilink(m, body) for m in _WIKI.finditer(text)]
+    without_wikilinks = _WIKI.sub(lambda m: " " * len(m.group(0)), text)
+    links += [_mdlink(m, body) for m in _MDLINK.finditer(without_wikilinks)]
+    return sorted((link for link in links if link is not None), key=lambda link: link.start)
+
+
+def find_tags(body: str) -> list[str]:
+    """Inline `#tags`, as Obsidian reads them: not in code, not all digits, no duplicates."""
+    text = _WIKI.sub(lambda m: " " * len(m.group(0)), masked(body))
+    seen: dict[str, str] = {}
+    for match in _TAG.finditer(text):
+        tag = match.group(1).rstrip("/")
+        if tag and not tag.replace("/", "").isdigit():
+            seen.setdefault(tag.lower(), tag)
+    return list(seen.values())
+
+
+def rewrite_links(body: str, replace: Callable[[Link], str | None]) -> str:
+    """The body with each link for which `replace` returns text swapped for that text."""
+    out: list[str] = []
+    last = 0
+    for link in find_links(body):
+        new = replace(link)
+        if new is None:
+            continue
+        out.append(body[last : link.start])
+        out.append(new)
+        last = link.end
+    out.append(body[last:])
+    return "".join(out)
+
+
+def format_link(link: Link, target: str) -> str:
+    """`link` pointed at a new target, keeping its form, heading, block and text."""
+    bang = "!" if link.embed else ""
+    if link.kind == "markdown":
+        destination = quote(target, safe="/") + link.subpath
+        if " " in target or "(" in target:
+            destination = f"<{target}{link.subpath}>"
+        return f"{bang}[{link.text or ''}]({destination})"
+    pipe = "\\|" if link.escaped_pipe else "|"
+    text = f"{pipe}{link.text}" if link.text is not None else ""
+    return f"{bang}[[{target}{link.subpath}{text}]]"
+
+
+def wikilink(target: str, text: str | None = None) -> str:
+    """A plain wikilink to a note, with display text when it differs from the target."""
+    if text is None or text == target:
+        return f"[[{target}]]"
+    return f"[[{target}|{_safe_text(text)}]]"
+
+
+def related_links(body: str) -> list[Link]:
+    """Links in the list items of the body's `## Related` section."""
+    section = _related_span(body)
+    if section is None:
+        return []
+    return [link for link in find_links(body) if section[0] <= link.start < section[1]]
+
+
+def add_related(body: str, link_markdown: str) -> str:
+    """The body with `- link` added at the end of its `## Related` list (created if missing)."""
+    section = _related_span(body)
+    if section is None:
+        prefix = body if body.endswith("\n") or not body else body + "\n"
+        gap = "\n" if prefix.strip() and not prefix.endswith("\n\n") else ""
+        return f"{prefix}{gap}## Related\n- {link_markdown}\n"
+    start, end = section
+    lines = body[start:end].splitlines(keepends=True)
+    insert_at = 1
+    for i, line in enumerate(lines[1:], start=1):
+        if _ITEM.match(line):
+            insert_at = i + 1
+    if not lines[insert_at - 1].endswith("\n"):
+        lines[insert_at - 1] += "\n"
+    lines.insert(insert_at, f"- {link_markdown}\n")
+    return body[:start] + "".join(lines) + body[end:]
+
+
+def remove_related(body: str, drop: Callable[[Link], bool]) -> str:
+    """The body without the `## Related` items whose link `drop` picks; an emptied section goes."""
+    section = _related_span(body)
+    if section is None:
+        return body
+    start, end = section
+    doomed = [link for link in related_links(body) if drop(link)]
+    if not doomed:
+        return body
+    kept: list[str] = []
+    offset = start
+    for line in body[start:end].splitlines(keepends=True):
+        line_end = offset + len(line)
+        if not (_ITEM.match(line) and any(offset <= d.start < line_end for d in doomed)):
+            kept.append(line)
+        offset = line_end
+    if all(not line.strip() for line in kept[1:]):
+        head = body[:start]
+        tail = body[end:]
+        if not tail.strip() and head.endswith("\n\n"):
+            head = head[:-1]
+        return head + tail
+    return body[:start] + "".join(kept) + body[end:]
+
+
+def unlink_inline(body: str, points_here: Callable[[Link], bool]) -> str:
+    """The body with links that `points_here` picks turned into their plain display text."""
+    return rewrite_links(body, lambda link: link.display if points_here(link) else None)
+
+
+def headings(body: str) -> Iterator[tuple[int, int, int, str]]:
+    """(start, end of line, level, text) of every ATX heading outside code."""
+    text = masked(body)
+    for match in _HEADING.finditer(text):
+        yield match.start(), match.end(), len(match.group(1)), body[match.start(2) : match.end(2)]
+
+
+def section_span(body: str, heading: str) -> tuple[int, int] | None:
+    """The span from a heading (matched case-insensitively, without #) to the next of its level."""
+    wanted = heading.strip().lstrip("#").strip().lower()
+    found: tuple[int, int] | None = None
+    level = 0
+    for start, _end, lvl, text in headings(body):
+        if found is not None and lvl <= level:
+            return found[0], start
+        if found is None and text.strip().lower() == wanted:
+            found, level = (start, len(body)), lvl
+    return found
+
+
+def to_plain(body: str) -> str:
+    """Readable text without markdown syntax: links as their text, no emphasis or heading marks."""
+    text = rewrite_links(body, lambda link: link.display)
+    text = re.sub(r"^[ \t]*(`{3,}|~{3,}).*$\n?", "", text, flags=re.M)
+    text = re.sub(r"^#{1,6}[ \t]+", "", text, flags=re.M)
+    text = re.sub(r"^[ \t]*>[ \t]?", "", text, flags=re.M)
+    text = re.sub(r"^([ \t]*)[-*+][ \t]+\[[ xX]\][ \t]+", r"\1", text, flags=re.M)
+    text = re.sub(r"^([ \t]*)[-*+][ \t]+", r"\1", text, flags=re.M)
+    text = re.sub(r"(\*\*|__|~~|==)(.+?)\1", r"\2", text)
+    text = re.sub(r"(?<![\w*])([*_])(?!\s)(.+?)(?<!\s)\1(?![\w*])", r"\2", text)
+    text = re.sub(r"`([^`]*)`", r"\1", text)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    return text
+
+
+def _safe_text(text: str) -> str:
+    return text.replace("|", "-").replace("[", "(").replace("]", ")").replace("\n", " ")
+
+
+def _related_span(body: str) -> tuple[int, int] | None:
+    text = masked(body)
+    match = _RELATED.search(text)
+    if match is None:
+        return None
+    nxt = re.compile(r"^#{1,2}[ \t]", re.M).search(text, match.end())
+    return match.start(), nxt.start() if nxt else len(body)
+
+
+def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
+    pos = 0
+    while True:
+        opening = _FENCE.search(body, pos)
+        if opening is None:
+            return
+        fence = opening.group(1)
+        closer = re.compile(rf"^[ \t>]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+        line_end = body.find("\n", opening.end())
+        if line_end == -1:
+            yield opening.start(), len(body)
+            return
+        closing = closer.search(body, line_end + 1)
+        end = closing.end() if closing else len(body)
+        yield opening.start(), end
+        pos = end
+
+
+def _code_spans(text: str) -> Iterator[tuple[int, int]]:
+    pos = 0
+    while True:
+        opening = _BACKTICKS.search(text, pos)
+        if opening is None:
+            return
+        run = opening.group(0)
+        closer = re.compile(rf"(?<!`){run}(?!`)")
+        closing = closer.search(text, opening.end())
+        if closing is None or re.search(r"\n[ \t]*\n", text[opening.end() : closing.start()]):
+            pos = opening.end()
+            continue
+        yield opening.start(), closing.end()
+        pos = closing.end()
+
+
+def _wikilink(match: re.Match[str], body: str) -> Link | None:
+    inner = body[match.start(2) : match.end(2)]
+    escaped = False
+    text: str | None = None
+    pipe = inner.find("|")
+    if pipe >= 0:
+        escaped = pipe > 0 and inner[pipe - 1] == "\\"
+        text = inner[pipe + 1 :]
+        inner = inner[: pipe - 1] if escaped else inner[:pipe]
+    target, _, sub = inner.partition("#")
+    target = target.strip()
+    if not target:
+        return None
+    return Link(
+        start=match.start(),
+        end=match.end(),
+        kind="wiki",
+        target=target,
+        subpath=f"#{sub}" if sub else "",
+        text=text,
+        embed=bool(match.group(1)),
+        escaped_pipe=escaped,
+    )
+
+
+def _mdlink(match: re.Match[str], body: str) -> Link | None:
+    destination = body[match.start(3) : match.end(3)].strip()
+    if destination.startswith("<"):
+        destination = destination[1:-1]
+    if not destination or destination.startswith("#") or _SCHEME.match(destination):
+        return None
+    path, _, sub = destination.partition("#")
+    target = unquote(path).strip()
+    if not target:
+        return None
+    return Link(
+        start=match.start(),
+        end=match.end(),
+        kind="markdown",
+        target=target,
+        subpath=f"#{sub}" if sub else "",
+        text=body[match.start(2) : match.end(2)],
+        embed=bool(match.group(1)),
+    )

@@ -1,0 +1,136 @@
+"""Turn what a person or an assistant types into safe FTS5 queries, and text into FTS5 input.
+
+Every term reaches FTS5 as a quoted string, so no input can be a syntax error. Text in Chinese,
+Japanese and Korean is written without spaces, which `unicode61` would index as one long token;
+we index each CJK character as its own token and search a CJK run as a phrase of characters, so
+any run of two or more characters finds the notes that contain it, with no dictionary to ship.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_TERMS = 64
+
+_CJK_CLASS = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0002fa1f"
+)
+_CJK = re.compile(f"[{_CJK_CLASS}]")
+_CJK_GAP = re.compile(f"(?<=[{_CJK_CLASS}]) +(?=[{_CJK_CLASS}])")
+_TOKEN = re.compile(r'(-?)"([^"]*)"|(\S+)')
+_WORD = re.compile(r"\w+")
+
+# Words that carry no topic in a question ("what did we decide about ...").
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between
+    both but by can could did do does doing done down during each few for from further had has
+    have having he her here hers him his how i if in into is it its itself just me more most my
+    no nor not now of off on once only or other our ours out over own same she should so some
+    such than that the their theirs them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your
+    yours tell know remember recall please anything something thing things""".split()
+)
+
+
+def fts_text(text: str) -> str:
+    """Text as it goes into the FTS table: each CJK character stands alone as a token."""
+    return _CJK.sub(r" \g<0> ", text)
+
+
+def display_text(text: str) -> str:
+    """FTS text back to how a person writes it (undo the spaces `fts_text` put between CJK)."""
+    return _CJK_GAP.sub("", text)
+
+
+@dataclass
+class Term:
+    """One quoted FTS5 string: a word, a phrase, or a prefix."""
+
+    words: list[str]
+    prefix: bool = False
+    stopword: bool = False
+
+    def fts(self) -> str:
+        phrase = " ".join(fts_text(w) for w in self.words)
+        return f'"{" ".join(phrase.split())}"' + ("*" if self.prefix else "")
+
+
+@dataclass
+class Query:
+    """A parsed query: groups of alternatives (all groups wanted) and excluded terms."""
+
+    groups: list[list[Term]] = field(default_factory=list)
+    excluded: list[Term] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups
+
+    def strict(self) -> str:
+        """Every group must match: the notes that answer the whole question."""
+        anded = " AND ".join("(" + " OR ".join(t.fts() for t in g) + ")" for g in self.groups)
+        return self._without(f"({anded})")
+
+    def loose(self) -> str:
+        """Any term may match: so a missing word never means no results."""
+        return self._without("(" + " OR ".join(t.fts() for g in self.groups for t in g) + ")")
+
+    def _without(self, expression: str) -> str:
+        return expression + "".join(f" NOT {t.fts()}" for t in self.excluded)
+
+
+def parse_query(text: str) -> Query:
+    """Read `"exact phrase"`, `prefix*`, `-excluded`, `OR`; everything else is a plain word."""
+    query = Query()
+    pending_or = False
+    negate_next = False
+    count = 0
+    for match in _TOKEN.finditer(text or ""):
+        if count >= MAX_TERMS:
+            break
+        if match.group(3) in ("OR", "|"):
+            pending_or = bool(query.groups)
+            continue
+        if match.group(3) in ("AND", "&&"):
+            continue
+        if match.group(3) == "NOT":
+            negate_next = True
+            continue
+        term, negated = _term(match)
+        if term is None:
+            continue
+        count += 1
+        if negated or negate_next:
+            query.excluded.append(term)
+        elif pending_or:
+            query.groups[-1].append(term)
+        else:
+            query.groups.append([term])
+        pending_or = negate_next = False
+    return _drop_stopwords(query)
+
+
+def _term(match: re.Match[str]) -> tuple[Term | None, bool]:
+    if match.group(2) is not None:
+        words = _WORD.findall(match.group(2))
+        return (Term(words) if words else None), bool(match.group(1))
+    raw = match.group(3)
+    negated = raw.startswith("-") and len(raw) > 1
+    prefix = raw.endswith("*")
+    words = _WORD.findall(raw)
+    if not words:
+        return None, False
+    stop = len(words) == 1 and not prefix and words[0].lower() in STOPWORDS
+    return Term(words, prefix=prefix, stopword=stop), negated
+
+
+def _drop_stopwords(query: Query) -> Query:
+    """Leave out filler words, unless the query is made of nothing else."""
+    kept = [[t for t in group if not t.stopword] for group in query.groups]
+    kept = [group for group in kept if group]
+    if kept:
+        query.groups = kept
+    return query

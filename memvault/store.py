@@ -1,0 +1,264 @@
+"""The vault folder on disk: safe paths, walking, reading memories, atomic writes and the lock."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from filelock import FileLock, Timeout
+
+from .document import Document, parse_document, render_document
+from .errors import Conflict, Invalid, NotFound, Unreadable
+from .markdown import headings
+from .model import Memory, derived_id, string_list
+
+STATE_DIR = ".memvault"
+LOCK_TIMEOUT = 30.0
+_TEMP_SUFFIX = ".memvault-tmp"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What a walk sees of a markdown file, enough to tell whether it changed."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file the walk or a read could not use, and why."""
+
+    path: str
+    reason: str
+
+
+class VaultStore:
+    """Reads and writes the markdown files of one vault; never follows a path out of it."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).expanduser().absolute()
+        self._real_root = self.root.resolve()
+        self._lock = FileLock(str(self.state_dir / "lock"), timeout=LOCK_TIMEOUT)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    def ensure(self) -> None:
+        """Create the vault folder and its hidden state folder if missing."""
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise Unreadable(f"cannot create the vault at {self.root}: {exc.strerror}") from exc
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the vault lock: one writer at a time across every memvault process."""
+        self.ensure()
+        try:
+            with self._lock:
+                yield
+        except Timeout as exc:
+            raise Conflict(
+                f"the vault is locked by another memvault process for over {LOCK_TIMEOUT:.0f}s; "
+                "try again"
+            ) from exc
+
+    def absolute(self, path: str) -> Path:
+        """The absolute file for a vault-relative path, refusing anything that leaves the vault."""
+        pure = PurePosixPath(path.replace("\\", "/"))
+        if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+            raise Invalid(f"path {path!r} is not inside the vault; use a relative path like a/b.md")
+        full = self.root / Path(*pure.parts)
+        real = full.resolve()
+        if real != self._real_root and self._real_root not in real.parents:
+            raise Invalid(f"path {path!r} leads out of the vault (through a symlink)")
+        return full
+
+    def exists(self, path: str) -> bool:
+        return self.absolute(path).exists()
+
+    def walk(self, skipped: list[Skipped] | None = None) -> Iterator[FileInfo]:
+        """Every markdown file in the vault, skipping dot-folders and symlinks out of it."""
+        if not self.root.is_dir():
+            raise Unreadable(f"the vault {self.root} does not exist or is not a folder")
+
+        def on_error(exc: OSError) -> None:
+            if skipped is not None and exc.filename:
+                rel = os.path.relpath(exc.filename, self.root).replace(os.sep, "/")
+                skipped.append(Skipped(rel, f"cannot read folder: {exc.strerror}"))
+
+        for folder, dirs, files in os.walk(self.root, onerror=on_error):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            base = Path(folder)
+            for name in sorted(files):
+                if name.startswith(".") or not name.lower().endswith(".md"):
+                    continue
+                info = self._info(base / name, skipped)
+                if info is not None:
+                    yield info
+
+    def _info(self, full: Path, skipped: list[Skipped] | None) -> FileInfo | None:
+        rel = full.relative_to(self.root).as_posix()
+        try:
+            if full.is_symlink():
+                real = full.resolve()
+                if self._real_root not in real.parents:
+                    raise Invalid("symlink out of the vault")
+            stat = full.stat()
+        except (OSError, Invalid) as exc:
+            if skipped is not None:
+                reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+                skipped.append(Skipped(rel, f"not indexed: {reason}"))
+            return None
+        return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+
+    def read_text(self, path: str) -> str:
+        """A file's text, BOM and line endings kept; a clear error if it cannot be read."""
+        full = self.absolute(path)
+        try:
+            data = full.read_bytes()
+        except FileNotFoundError as exc:
+            raise NotFound(f"no file {path!r} in the vault") from exc
+        except OSError as exc:
+            raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"{path!r} is not UTF-8 text") from exc
+
+    def read(self, path: str) -> tuple[Memory, Document]:
+        """A memory and the parsed document it came from (kept for byte-exact rewrites)."""
+        doc = parse_document(self.read_text(path))
+        return memory_from(path, doc), doc
+
+    def info(self, path: str) -> FileInfo:
+        """Size and modification time of a file, as a walk would report them."""
+        stat = self.absolute(path).stat()
+        return FileInfo(path, stat.st_size, stat.st_mtime_ns)
+
+    def save(
+        self, path: str, doc: Document, body: str, updates: dict[str, object]
+    ) -> tuple[str, FileInfo]:
+        """Write `body` under the document's frontmatter with `updates` applied; return the text.
+
+        Files without frontmatter, or with broken YAML, keep their head byte for byte when
+        there are no updates.
+        """
+        text = render_document(replace(doc, body=body), updates)
+        self.write(path, text)
+        return text, self.info(path)
+
+    def write(self, path: str, text: str) -> None:
+        """Write a file atomically: temp file in the same folder, fsync, then rename over."""
+        full = self.absolute(path)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        temp = full.parent / f".{full.name}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+        try:
+            with open(temp, "xb") as handle:
+                handle.write(text.encode("utf-8"))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, full)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        _fsync_folder(full.parent)
+
+    def move(self, old: str, new: str) -> None:
+        """Rename a file within the vault in one step, creating the target folder."""
+        source, target = self.absolute(old), self.absolute(new)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() and not _same_file(source, target):
+            raise Conflict(f"cannot move {old!r}: {new!r} already exists")
+        os.rename(source, target)
+        _fsync_folder(target.parent)
+        self._prune(source.parent)
+
+    def remove(self, path: str) -> None:
+        """Delete a file, and its folder if that leaves the folder empty."""
+        full = self.absolute(path)
+        full.unlink(missing_ok=True)
+        _fsync_folder(full.parent)
+        self._prune(full.parent)
+
+    def _prune(self, folder: Path) -> None:
+        while folder != self.root and self.root in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
+
+
+def memory_from(path: str, doc: Document) -> Memory:
+    """Build the Memory record a file describes; hand-made files get a title and a stable id."""
+    meta = doc.metadata
+    title = meta.get("title")
+    if not isinstance(title, str | int | float) or not str(title).strip():
+        title = _first_heading(doc.body) or PurePosixPath(path).stem
+    raw_id = meta.get("id")
+    aliases = string_list(meta.get("aliases")) + string_list(meta.get("alias"))
+    return Memory(
+        id=str(raw_id).strip() if raw_id not in (None, "") else derived_id(path),
+        title=" ".join(str(title).split()),
+        path=path,
+        body=doc.body,
+        tags=[t.lstrip("#") for t in _tag_list(meta.get("tags"))],
+        aliases=aliases,
+        created_at=_text_or_none(meta.get("created_at")),
+        updated_at=_text_or_none(meta.get("updated_at")),
+        last_reviewed=_text_or_none(meta.get("last_reviewed")),
+        metadata=meta,
+        problem=doc.error,
+        has_frontmatter=doc.frontmatter is not None,
+    )
+
+
+def content_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _tag_list(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [t for t in re.split(r"[,\s]+", value) if t]
+    return string_list(value)
+
+
+def _first_heading(body: str) -> str | None:
+    for _start, _end, level, text in headings(body):
+        if level == 1 and text.strip():
+            return text.strip()
+    return None
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

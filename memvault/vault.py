@@ -1,0 +1,379 @@
+"""VaultService: create, read, update and delete memories, keeping files, links and index in step.
+
+Every lookup here is exact (id, path, file stem, title or alias); a near miss is an error that
+lists suggestions, so no write or delete ever lands on a memory the caller did not name.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from . import clock
+from .config import Settings
+from .document import Document
+from .errors import Conflict, Invalid, NotFound
+from .index import Index, LinkRow, NoteRow, Progress, RebuildSummary, SearchPage
+from .links import LinkChange, LinkService
+from .markdown import section_span
+from .model import (
+    Limits,
+    Memory,
+    check_content,
+    clean_category,
+    clean_tags,
+    clean_title,
+    new_id,
+    slug_for,
+)
+from .store import VaultStore
+
+SUGGESTIONS = 5
+
+
+@dataclass
+class Suggestion:
+    """A memory that nearly matches an identifier, with how confident the match is (0..1)."""
+
+    id: str
+    title: str
+    path: str
+    score: float
+
+
+@dataclass
+class Deleted:
+    memory: Memory
+    changed: list[str]
+
+
+@dataclass
+class CheckReport:
+    """What `memvault check` found, and with `--fix`, what it repaired."""
+
+    broken_links: list[tuple[str, str]] = field(default_factory=list)
+    one_sided: list[tuple[str, str]] = field(default_factory=list)
+    duplicate_ids: list[tuple[str, list[str]]] = field(default_factory=list)
+    malformed: list[tuple[str, str]] = field(default_factory=list)
+    ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (
+            self.broken_links
+            or self.one_sided
+            or self.duplicate_ids
+            or self.malformed
+            or self.ambiguous
+        )
+
+
+class VaultService:
+    """The memories of one vault, as files on disk mirrored by the index."""
+
+    def __init__(self, store: VaultStore, index: Index, limits: Limits | None = None):
+        self.store = store
+        self.index = index
+        self.links = LinkService(store, index)
+        self.limits = limits or Limits()
+
+    @classmethod
+    def open(cls, settings: Settings) -> VaultService:
+        """Open (and create if needed) the vault and index that `settings` name."""
+        store = VaultStore(settings.vault)
+        store.ensure()
+        return cls(store, Index(settings.index_file), settings.limits)
+
+    def close(self) -> None:
+        self.index.close()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def locate(self, identifier: str) -> str:
+        """The path of the one memory an identifier names exactly, or NotFound with suggestions."""
+        if not isinstance(identifier, str) or not identifier.strip():
+            raise Invalid("identifier is empty; pass a memory's id, path, slug, title or alias")
+        paths = self.index.resolve(identifier)
+        if len(paths) > 1 and self.index.note(paths[0]) is not None:
+            first = self.index.note(paths[0])
+            if first is not None and first.id == identifier.strip():
+                return paths[0]
+            raise NotFound(
+                f"{identifier!r} names {len(paths)} memories: {', '.join(paths)}; "
+                "use the path or id",
+                [(p, p, 1.0) for p in paths],
+            )
+        if paths:
+            return paths[0]
+        on_disk = self._unindexed_file(identifier)
+        if on_disk is not None:
+            return on_disk
+        suggestions = self.suggest(identifier)
+        hint = (
+            "; did you mean "
+            + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions[:3])
+            + "?"
+            if suggestions
+            else "; search for it with search_mem or `memvault search`"
+        )
+        raise NotFound(
+            f"no memory {identifier!r}{hint}",
+            [(s.path, s.title, s.score) for s in suggestions],
+        )
+
+    def get(self, identifier: str) -> Memory:
+        """The memory an identifier names exactly, read fresh from its file."""
+        memory, _doc = self.store.read(self.locate(identifier))
+        return memory
+
+    def suggest(self, identifier: str, limit: int = SUGGESTIONS) -> list[Suggestion]:
+        """Memories whose title or file name is close to `identifier`, best first."""
+        wanted = identifier.strip().lower()
+        scored = []
+        for path, title, stem in self.index.all_titles():
+            score = max(_similarity(wanted, title.lower()), _similarity(wanted, stem))
+            if score >= 0.5:
+                scored.append((score, path, title))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        suggestions = []
+        for score, path, title in scored[:limit]:
+            note = self.index.note(path)
+            suggestions.append(Suggestion(note.id if note else "", title, path, round(score, 2)))
+        return suggestions
+
+    def outgoing(self, memory: Memory) -> list[LinkRow]:
+        return self.index.outgoing(memory.path)
+
+    def backlinks(self, memory: Memory) -> list[LinkRow]:
+        return self.index.backlinks(memory.path)
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        offset: int = 0,
+        category: str | None = None,
+        tags: list[str] | None = None,
+    ) -> SearchPage:
+        return self.index.search(query, limit, offset, category, tags)
+
+    def list_memories(
+        self,
+        category: str | None = None,
+        tags: list[str] | None = None,
+        sort: str = "updated",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[NoteRow], int]:
+        if sort not in ("updated", "created", "title"):
+            raise Invalid(f"sort must be updated, created or title, not {sort!r}")
+        return self.index.list_notes(category, tags, sort, limit, offset)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def create(
+        self,
+        title: str,
+        content: str,
+        tags: list[str] | None = None,
+        category: str | None = None,
+    ) -> Memory:
+        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps."""
+        title = clean_title(title, self.limits)
+        content = check_content(content, self.limits)
+        tag_list = clean_tags(tags, self.limits)
+        folder = clean_category(category)
+        with self.store.lock():
+            path = self._free_path(folder, slug_for(title))
+            now = clock.now_iso()
+            fields: dict[str, Any] = {"id": new_id(), "title": title}
+            if folder:
+                fields["category"] = folder
+            fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
+            return self.links.save(path, Document(body=""), _with_newline(content), fields)
+
+    def update(
+        self,
+        identifier: str,
+        *,
+        title: str | None = None,
+        content: str | None = None,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        expected_updated_at: str | None = None,
+    ) -> Memory:
+        """Change a memory; a new title renames its file and a new category moves it, and
+        every link to it follows. The id never changes."""
+        with self.store.lock():
+            path = self.locate(identifier)
+            memory, doc = self.store.read(path)
+            if expected_updated_at is not None and memory.updated_at != expected_updated_at:
+                raise Conflict(
+                    f"{path} changed since {expected_updated_at} (now {memory.updated_at}); "
+                    "read it again and reapply your edit"
+                )
+            fields = self._changed_fields(memory, doc, title, tags, category)
+            body = memory.body if content is None else _keep_related(memory.body, content)
+            check_content(body, self.limits)
+            new_path = self._new_path(memory, fields)
+            if body == memory.body and not fields:
+                return memory
+            fields["updated_at"] = clock.now_iso()
+            if new_path == path:
+                return self.links.save(path, doc, body, fields)
+            plans = self.links.plan_retarget(path, new_path)
+            self.store.save(path, doc, body, fields)
+            self.store.move(path, new_path)
+            self.index.remove(path)
+            moved, _ = self.store.read(new_path)
+            self.index.upsert(new_path, self.store.read_text(new_path), self.store.info(new_path))
+            for source, source_doc, source_body in plans:
+                self.links.touch(source, source_doc, source_body)
+            return moved
+
+    def delete(self, identifier: str) -> Deleted:
+        """Delete a memory's file after taking every link to it out of other memories."""
+        with self.store.lock():
+            path = self.locate(identifier)
+            memory, _doc = self.store.read(path)
+            changed = self.links.remove_inbound(path)
+            self.store.remove(path)
+            self.index.remove(path)
+            return Deleted(memory, changed)
+
+    def link(self, source: str, target: str, text: str | None = None) -> LinkChange:
+        return self.links.link(self.locate(source), self.locate(target), text)
+
+    def unlink(self, source: str, target: str) -> LinkChange:
+        return self.links.unlink(self.locate(source), self.locate(target))
+
+    # -- the whole vault -------------------------------------------------------------------
+
+    def rebuild(self, progress: Progress | None = None) -> RebuildSummary:
+        return self.index.rebuild(self.store, progress)
+
+    def check(self, fix: bool = False) -> CheckReport:
+        """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter."""
+        if fix:
+            report = CheckReport()
+            report.fixed += [f"linked back {b} -> {a}" for a, b in self.links.repair()]
+            report.fixed += self._fix_duplicate_ids()
+            found = self.check(fix=False)
+            found.fixed = report.fixed
+            return found
+        return CheckReport(
+            broken_links=self.index.dangling(),
+            one_sided=self.links.one_sided(),
+            duplicate_ids=self.index.duplicate_ids(),
+            malformed=self.index.problems(),
+            ambiguous=self.index.ambiguous(),
+        )
+
+    def _fix_duplicate_ids(self) -> list[str]:
+        """Give every copy after the first (oldest, then by path) a fresh id."""
+        fixed = []
+        with self.store.lock():
+            for memory_id, paths in self.index.duplicate_ids():
+                copies = [self.store.read(p) for p in paths]
+                copies.sort(key=lambda c: (c[0].created_at or "", c[0].path))
+                for memory, doc in copies[1:]:
+                    if doc.writable:
+                        fresh = new_id()
+                        self.links.save(memory.path, doc, memory.body, {"id": fresh})
+                        fixed.append(f"new id {fresh} for {memory.path} (was {memory_id})")
+        return fixed
+
+    def _changed_fields(
+        self,
+        memory: Memory,
+        doc: Document,
+        title: str | None,
+        tags: list[str] | None,
+        category: str | None,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        if title is not None and clean_title(title, self.limits) != memory.title:
+            fields["title"] = clean_title(title, self.limits)
+        if tags is not None and clean_tags(tags, self.limits) != memory.tags:
+            fields["tags"] = clean_tags(tags, self.limits)
+        if category is not None and (clean_category(category) or None) != memory.category:
+            fields["category"] = clean_category(category)
+        if fields and not doc.writable:
+            raise Invalid(
+                f"{memory.path} has frontmatter memvault cannot parse ({doc.error}); "
+                "fix the YAML by hand, then retry"
+            )
+        if fields and not memory.has_frontmatter:
+            fields = {"id": memory.id, "title": memory.title, **fields}
+        return fields
+
+    def _new_path(self, memory: Memory, fields: dict[str, Any]) -> str:
+        folder = (
+            fields.get("category", memory.category) if "category" in fields else (memory.category)
+        )
+        stem = slug_for(fields["title"]) if "title" in fields else memory.stem
+        if folder == memory.category and stem == memory.stem:
+            return memory.path
+        if stem == memory.stem:
+            return _join(folder, f"{stem}.md")
+        return self._free_path(folder, stem, memory.path)
+
+    def _free_path(self, folder: str | None, stem: str, current: str | None = None) -> str:
+        """`folder/stem.md`, numbered `-2`, `-3`... until the stem is unused across the vault."""
+        n = 1
+        while True:
+            candidate = stem if n == 1 else f"{stem}-{n}"
+            path = _join(folder, f"{candidate}.md")
+            own = current is not None and PurePosixPath(current).stem.lower() == candidate.lower()
+            if own or (not self.index.stem_taken(candidate) and not self.store.exists(path)):
+                return path
+            n += 1
+
+    def _unindexed_file(self, identifier: str) -> str | None:
+        """A file the index has not seen yet, named by its relative path."""
+        path = identifier.strip()
+        if not path.lower().endswith(".md"):
+            path += ".md"
+        try:
+            if self.store.absolute(path).is_file():
+                text = self.store.read_text(path)
+                self.index.upsert(path, text, self.store.info(path))
+                return path
+        except (Invalid, NotFound):
+            return None
+        return None
+
+
+def _similarity(wanted: str, candidate: str) -> float:
+    if not wanted or not candidate:
+        return 0.0
+    if wanted == candidate:
+        return 1.0
+    ratio = difflib.SequenceMatcher(None, wanted, candidate).ratio()
+    if wanted in candidate or candidate in wanted:
+        ratio = max(
+            ratio, 0.85 * min(len(wanted), len(candidate)) / max(len(wanted), len(candidate)) + 0.15
+        )
+    return min(ratio, 0.99)
+
+
+def _join(folder: str | None, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _with_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _keep_related(old_body: str, content: str) -> str:
+    """New content keeps the old `## Related` list when it brings none of its own, so replacing
+    a memory's text never silently drops links that `link` made on both sides."""
+    content = _with_newline(content)
+    old = section_span(old_body, "Related")
+    if old is None or section_span(content, "Related") is not None:
+        return content
+    gap = "" if content.endswith("\n\n") or not content else "\n"
+    return content + gap + old_body[old[0] : old[1]]

@@ -1,0 +1,85 @@
+"""Plain-data views of memories and results, shared by the CLI and the MCP server."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from .index import LinkRow, NoteRow, RebuildSummary, SearchPage
+from .markdown import to_plain
+from .model import Memory
+from .vault import CheckReport
+
+
+def link_view(row: LinkRow, outgoing: bool = True) -> dict[str, Any]:
+    """One end of a link: who is at the other end (None while the link dangles)."""
+    if outgoing:
+        return {"id": row.target_id, "title": row.target_title, "path": row.target, "raw": row.raw}
+    return {"path": row.source, "raw": row.raw}
+
+
+def memory_view(
+    memory: Memory, outgoing: list[LinkRow], backlinks: list[LinkRow]
+) -> dict[str, Any]:
+    """Every field of a memory, as `read --format json` and `read_mem` return it."""
+    seen: set[str] = set()
+    links = []
+    for row in outgoing:
+        key = row.target or f"?{row.raw}"
+        if key not in seen:
+            seen.add(key)
+            links.append(link_view(row))
+    back_paths = sorted({row.source for row in backlinks if row.source != memory.path})
+    return {
+        "id": memory.id,
+        "title": memory.title,
+        "path": memory.path,
+        "category": memory.category,
+        "tags": memory.tags,
+        "aliases": memory.aliases,
+        "created_at": memory.created_at,
+        "updated_at": memory.updated_at,
+        "last_reviewed": memory.last_reviewed,
+        "content": memory.body,
+        "links": links,
+        "backlinks": back_paths,
+        "frontmatter": {k: v for k, v in memory.metadata.items()},
+        "problem": memory.problem,
+    }
+
+
+def plain_text(memory: Memory) -> str:
+    return f"{memory.title}\n\n{to_plain(memory.body).strip()}\n"
+
+
+def note_view(row: NoteRow) -> dict[str, Any]:
+    return asdict(row)
+
+
+def search_view(page: SearchPage) -> dict[str, Any]:
+    return {"results": [asdict(hit) for hit in page.results], "total": page.total}
+
+
+def rebuild_view(summary: RebuildSummary) -> dict[str, Any]:
+    return {
+        "notes": summary.notes,
+        "links": summary.links,
+        "unresolved_links": summary.unresolved_links,
+        "attachments": summary.attachments,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
+        "seconds": round(summary.seconds, 3),
+    }
+
+
+def check_view(report: CheckReport) -> dict[str, Any]:
+    return {
+        "clean": report.clean,
+        "broken_links": [{"source": s, "target": t} for s, t in report.broken_links],
+        "one_sided_links": [{"source": s, "target": t} for s, t in report.one_sided],
+        "duplicate_ids": [{"id": i, "paths": p} for i, p in report.duplicate_ids],
+        "malformed": [{"path": p, "problem": m} for p, m in report.malformed],
+        "ambiguous_links": [
+            {"source": s, "target": t, "candidates": c} for s, t, c in report.ambiguous
+        ],
+        "fixed": report.fixed,
+    }
