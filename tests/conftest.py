@@ -1,0 +1,33 @@
+"""Shared fixtures: a real vault in a temporary folder, opened through the service API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memvault.config import Settings
+from memvault.vault import VaultService
+
+
+@pytest.fixture
+def vault_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "vault"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def vault(vault_dir: Path) -> Iterator[VaultService]:
+    service = VaultService.open(Settings(vault=vault_dir))
+    yield service
+    service.close()
+
+
+def write_file(root: Path, relative: str, text: str) -> Path:
+    """Put a hand-made note into a vault, as a person would in Obsidian."""
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+    return path

@@ -1,0 +1,59 @@
+"""The file format: frontmatter and body survive every read and every write memvault makes."""
+
+from __future__ import annotations
+
+from memvault.document import parse_document, render_document
+
+
+def test_unknown_keys_comments_and_order_survive_an_update() -> None:
+    text = (
+        "---\n"
+        "id: 1\n"
+        "status: draft  # mine\n"
+        "title: Old\n"
+        "aliases:\n"
+        "  - Other name\n"
+        "# a comment between keys\n"
+        "tags:\n"
+        "- a\n"
+        "zeta: 3\n"
+        "---\n"
+        "Body\n"
+    )
+    out = render_document(parse_document(text), {"title": "New", "tags": ["b"]})
+    assert out == text.replace("title: Old", "title: New").replace("tags:\n- a", "tags: [b]")
+
+
+def test_no_updates_gives_back_the_exact_text_even_with_broken_yaml() -> None:
+    for text in (
+        "---\ntitle: [broken\n---\nbody",
+        "\ufeff---\r\ntitle: x\r\n---\r\nbody\r\n",
+        "no frontmatter at all\n",
+        "---\nnever closed\n",
+    ):
+        assert render_document(parse_document(text), {}) == text
+
+
+def test_crlf_and_bom_are_kept_when_frontmatter_changes() -> None:
+    text = "\ufeff---\r\ntitle: x\r\n---\r\nline one\r\nline two\r\n"
+    out = render_document(parse_document(text), {"title": "y"})
+    assert out == "\ufeff---\r\ntitle: y\r\n---\r\nline one\r\nline two\r\n"
+
+
+def test_broken_yaml_is_reported_not_raised() -> None:
+    doc = parse_document("---\ntitle: [broken\n---\n# Heading\n")
+    assert doc.error is not None and "YAML" in doc.error
+    assert not doc.writable
+    assert doc.body == "# Heading\n"
+
+
+def test_frontmatter_that_is_not_a_mapping_is_a_problem() -> None:
+    doc = parse_document("---\n- just\n- a list\n---\nbody\n")
+    assert doc.error == "frontmatter is not a mapping of keys to values"
+
+
+def test_timestamps_read_back_as_the_strings_memvault_writes() -> None:
+    doc = parse_document("---\ncreated_at: 2024-01-15T10:30:00Z\nday: 2024-01-15\n---\n")
+    assert doc.metadata == {"created_at": "2024-01-15T10:30:00Z", "day": "2024-01-15"}
+    rendered = render_document(doc, {"updated_at": "2024-02-01T00:00:00Z"})
+    assert "updated_at: 2024-02-01T00:00:00Z\n" in rendered

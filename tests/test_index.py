@@ -1,0 +1,95 @@
+"""The index: Obsidian's link resolution, tags, aliases, counts; rebuilt from files any time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memvault.config import Settings
+from memvault.vault import VaultService
+
+from .conftest import write_file
+
+
+def resolved(vault: VaultService, source: str) -> list[tuple[str, str | None]]:
+    return [(row.raw, row.target) for row in vault.index.outgoing(source)]
+
+
+def test_resolution_order_path_stem_title_alias_nearest_folder(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    write_file(vault_dir, "a/note.md", "A")
+    write_file(vault_dir, "b/note.md", "B")
+    write_file(vault_dir, "deep/x/topic.md", "---\ntitle: Topic Title\naliases: [Nick]\n---\n")
+    write_file(
+        vault_dir,
+        "b/source.md",
+        "[[note]] [[a/note]] [[x/topic]] [[Topic Title]] [[nick]] [[Note.md]] [[missing]]"
+        " [x](../a/note.md) [y](a/note.md) ![[pic.png]]\n",
+    )
+    summary = vault.rebuild()
+    assert resolved(vault, "b/source.md") == [
+        ("note", "b/note.md"),
+        ("a/note", "a/note.md"),
+        ("x/topic", "deep/x/topic.md"),
+        ("Topic Title", "deep/x/topic.md"),
+        ("nick", "deep/x/topic.md"),
+        ("Note.md", "b/note.md"),
+        ("missing", None),
+        ("../a/note.md", "a/note.md"),
+        ("a/note.md", "a/note.md"),
+    ]
+    assert (summary.notes, summary.links, summary.unresolved_links, summary.attachments) == (
+        4, 9, 1, 1,
+    )
+    assert vault.index.ambiguous() == [
+        ("b/source.md", "note", ["a/note.md", "b/note.md"]),
+        ("b/source.md", "Note.md", ["a/note.md", "b/note.md"]),
+    ]
+
+
+def test_tags_from_frontmatter_and_inline_are_searchable_filters(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    write_file(vault_dir, "t.md", "---\ntags: [alpha]\n---\nBody with #beta/gamma and `#not`\n")
+    vault.rebuild()
+    assert vault.index.note("t.md").tags == ["alpha", "beta/gamma"]  # type: ignore[union-attr]
+    assert vault.list_memories(tags=["beta"])[1] == 1
+    assert vault.list_memories(tags=["not"])[1] == 0
+
+
+def test_deleting_the_index_loses_nothing_but_kept_state_survives_rebuild(
+    vault_dir: Path,
+) -> None:
+    settings = Settings(vault=vault_dir)
+    first = VaultService.open(settings)
+    memory = first.create("Keep me", "text")
+    first.index._query("INSERT INTO usage (id, access_count) VALUES (?, 3)", [memory.id])
+    first.index._db.commit()
+    first.rebuild()
+    assert first.index._query("SELECT access_count FROM usage")[0][0] == 3
+    first.close()
+    settings.index_file.unlink()
+    second = VaultService.open(settings)
+    assert second.search("keep").total == 0
+    assert second.rebuild().notes == 1
+    assert second.get("keep-me").id == memory.id
+    second.close()
+
+
+def test_a_garbage_or_old_index_is_rebuilt_not_fatal(vault_dir: Path) -> None:
+    settings = Settings(vault=vault_dir)
+    settings.index_file.parent.mkdir(parents=True)
+    settings.index_file.write_bytes(b"this is not sqlite" * 100)
+    vault = VaultService.open(settings)
+    vault.create("Works", "fine")
+    assert vault.search("fine").total == 1
+    vault.close()
+
+
+def test_index_path_can_live_outside_the_vault(vault_dir: Path, tmp_path: Path) -> None:
+    settings = Settings(vault=vault_dir, index_path=tmp_path / "elsewhere" / "i.sqlite3")
+    vault = VaultService.open(settings)
+    vault.create("Somewhere", "x")
+    assert (tmp_path / "elsewhere" / "i.sqlite3").exists()
+    assert not (vault_dir / ".memvault" / "index.sqlite3").exists()
+    vault.close()

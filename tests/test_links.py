@@ -1,0 +1,128 @@
+"""LinkService through the vault: links stay bidirectional, and no link is ever left broken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memvault.errors import Invalid
+from memvault.vault import VaultService
+
+from .conftest import write_file
+
+
+def body_of(vault: VaultService, identifier: str) -> str:
+    return vault.get(identifier).body
+
+
+def test_link_writes_both_related_lists_once(vault: VaultService) -> None:
+    a = vault.create("Alpha", "About alpha.", category="x")
+    b = vault.create("Beta", "About beta.", category="y")
+    change = vault.link(a.id, b.id, "see beta")
+    assert change.markdown == "[[beta|see beta]]"
+    assert body_of(vault, a.id) == "About alpha.\n\n## Related\n- [[beta|see beta]]\n"
+    assert body_of(vault, b.id) == "About beta.\n\n## Related\n- [[alpha|Alpha]]\n"
+    assert [row.target for row in change.source_links] == ["y/beta.md"]
+    assert [row.target for row in change.target_links] == ["x/alpha.md"]
+    again = vault.link(a.id, b.id)
+    assert not again.changed
+    assert body_of(vault, a.id).count("[[beta") == 1
+    assert vault.check().clean
+
+
+def test_self_link_is_refused(vault: VaultService) -> None:
+    a = vault.create("Alpha", "x")
+    with pytest.raises(Invalid, match="cannot link to itself"):
+        vault.link(a.id, "alpha")
+
+
+def test_unlink_removes_both_sides_and_is_idempotent(vault: VaultService) -> None:
+    vault.create("Alpha", "a")
+    vault.create("Beta", "b")
+    vault.link("Alpha", "Beta")
+    assert vault.unlink("Beta", "Alpha").changed
+    assert body_of(vault, "Alpha") == "a\n"
+    assert body_of(vault, "Beta") == "b\n"
+    assert not vault.unlink("Alpha", "Beta").changed
+
+
+def test_backlinks_include_hand_written_links(vault: VaultService, vault_dir: Path) -> None:
+    target = vault.create("Target", "t")
+    write_file(vault_dir, "notes/person.md", "I wrote [[target|a link]] by hand.\n")
+    vault.rebuild()
+    assert [row.source for row in vault.backlinks(vault.get(target.id))] == ["notes/person.md"]
+
+
+def test_rename_rewrites_every_inbound_link_keeping_its_parts(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    old = vault.create("Old name", "# Part\ntext ^abc\n", category="a")
+    write_file(
+        vault_dir,
+        "b/source.md",
+        "See [[old-name|the note]], [[old-name#Part]], [[old-name#^abc]], ![[old-name]],\n"
+        "[[a/old-name]], [md](../a/old-name.md#part), `[[old-name]]` and [[unrelated]].\n"
+        "| t | [[old-name\\|cell]] |\n",
+    )
+    vault.rebuild()
+    vault.update(old.id, title="New name")
+    assert (vault_dir / "b/source.md").read_text() == (
+        "See [[new-name|the note]], [[new-name#Part]], [[new-name#^abc]], ![[new-name]],\n"
+        "[[a/new-name]], [md](../a/new-name.md#part), `[[old-name]]` and [[unrelated]].\n"
+        "| t | [[new-name\\|cell]] |\n"
+    )
+    assert {row.source for row in vault.backlinks(vault.get(old.id))} == {"b/source.md"}
+    assert vault.index.dangling() == [("b/source.md", "unrelated")]
+
+
+def test_rename_leaves_files_without_frontmatter_without_frontmatter(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    vault.create("Old", "x")
+    write_file(vault_dir, "hand.md", "Link to [[old]].\n")
+    vault.rebuild()
+    vault.update("old", title="Newer")
+    assert (vault_dir / "hand.md").read_text() == "Link to [[newer]].\n"
+
+
+def test_delete_removes_inbound_links_everywhere(vault: VaultService, vault_dir: Path) -> None:
+    gone = vault.create("Gone", "g")
+    keep = vault.create("Keep", "Mentions [[gone|the gone note]] inline.")
+    vault.link(keep.id, gone.id)
+    write_file(vault_dir, "hand.md", "Also [[gone]] and [[Gone#Heading|here]].\n")
+    vault.rebuild()
+    deleted = vault.delete("Gone")
+    assert deleted.changed == ["hand.md", "keep.md"]
+    assert body_of(vault, keep.id) == "Mentions the gone note inline.\n"
+    assert (vault_dir / "hand.md").read_text() == "Also gone and here.\n"
+    assert vault.index.dangling() == []
+
+
+def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    a = vault.create("Alpha", "a")
+    vault.create("Beta", "b")
+    copy = (vault_dir / "alpha.md").read_text().replace("title: Alpha", "title: Alpha copy")
+    write_file(vault_dir, "copy.md", copy)
+    vault.rebuild()
+    vault.link("Alpha", "Beta")
+    beta = vault_dir / "beta.md"
+    beta.write_text(beta.read_text().replace("\n## Related\n- [[alpha|Alpha]]\n", ""))
+    vault.rebuild()
+    report = vault.check()
+    assert report.one_sided == [("alpha.md", "beta.md")]
+    assert report.duplicate_ids == [(a.id, ["alpha.md", "copy.md"])]
+    fixed = vault.check(fix=True)
+    assert fixed.fixed and fixed.one_sided == [] and fixed.duplicate_ids == []
+    assert "[[alpha|Alpha]]" in body_of(vault, "beta")
+    assert vault.get(a.id).path == "alpha.md"
+
+
+def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -> None:
+    vault.create("Source", "Points at [[Future note]].")
+    assert vault.index.dangling() == [("source.md", "Future note")]
+    vault.create("Future note", "here now")
+    assert vault.index.dangling() == []
+    assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]

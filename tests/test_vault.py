@@ -1,0 +1,199 @@
+"""VaultService: memories as files; exact lookups; safe paths; limits; atomic, lossless writes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from memvault.config import Settings
+from memvault.errors import Conflict, Invalid, NotFound, TooLarge
+from memvault.model import Limits
+from memvault.vault import VaultService
+
+from .conftest import write_file
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def test_create_writes_category_slug_file_with_frontmatter(vault: VaultService) -> None:
+    memory = vault.create("Meeting with John about Q4 goals", "# Q4\nNotes", ["q4", "#goals"], "work")
+    assert memory.path == "work/meeting-with-john-about-q4-goals.md"
+    assert UUID.fullmatch(memory.id)
+    text = (vault.store.root / memory.path).read_text()
+    assert text.startswith(f"---\nid: {memory.id}\ntitle: Meeting with John about Q4 goals\n")
+    assert "category: work\ntags: [q4, goals]\ncreated_at: " in text
+    assert text.endswith("---\n# Q4\nNotes\n")
+    assert memory.created_at == memory.updated_at == memory.last_reviewed
+
+
+def test_slugs_are_unique_across_the_whole_vault(vault: VaultService) -> None:
+    paths = [vault.create("Same title", "x", category=c).path for c in (None, "a", "b/c")]
+    assert paths == ["same-title.md", "a/same-title-2.md", "b/c/same-title-3.md"]
+
+
+def test_hostile_titles_and_categories_stay_inside_the_vault(vault: VaultService) -> None:
+    assert vault.create("../../etc/passwd", "x").path == "etc-passwd.md"
+    assert vault.create("/abs/path", "x").path == "abs-path.md"
+    assert vault.create("x", "y", category="../../../tmp").path == "tmp/x.md"
+    assert vault.create("!!!", "y").path == "memory.md"
+    assert vault.create("支付重试策略", "y").path == "支付重试策略.md"
+    for bad in ("../outside.md", "/etc/passwd", "a/../../b.md"):
+        with pytest.raises(Invalid):
+            vault.store.absolute(bad)
+
+
+def test_symlinks_out_of_the_vault_are_neither_followed_nor_indexed(
+    vault: VaultService, vault_dir: Path, tmp_path: Path
+) -> None:
+    outside = write_file(tmp_path, "outside/secret.md", "# Secret\nkey\n")
+    os.symlink(outside, vault_dir / "link.md")
+    os.symlink(outside.parent, vault_dir / "folder")
+    summary = vault.rebuild()
+    assert summary.notes == 0
+    assert any(s.path == "link.md" for s in summary.skipped)
+    with pytest.raises(Invalid):
+        vault.store.read_text("folder/secret.md")
+
+
+def test_read_by_id_path_stem_title_and_alias(vault: VaultService, vault_dir: Path) -> None:
+    memory = vault.create("Payment Retry Policy", "body", category="work")
+    write_file(vault_dir, "work/payment-retry-policy.md",
+               (vault_dir / memory.path).read_text().replace("tags:", "aliases: [PRP]\ntags:"))
+    vault.rebuild()
+    for identifier in (
+        memory.id,
+        "work/payment-retry-policy.md",
+        "work/payment-retry-policy",
+        "payment-retry-policy",
+        "PAYMENT-retry-policy",
+        "payment retry policy",
+        "prp",
+    ):
+        assert vault.get(identifier).id == memory.id, identifier
+
+
+def test_a_near_miss_is_an_error_with_suggestions_never_another_memory(
+    vault: VaultService,
+) -> None:
+    vault.create("Payment retry policy", "body")
+    with pytest.raises(NotFound) as caught:
+        vault.get("Payment retry polcy")
+    assert "did you mean 'Payment retry policy'" in str(caught.value)
+    assert caught.value.suggestions[0][0] == "payment-retry-policy.md"
+    assert caught.value.suggestions[0][2] >= 0.9
+    with pytest.raises(NotFound):
+        vault.delete("Payment retry polcy")
+    with pytest.raises(NotFound):
+        vault.update("Payment retry polcy", content="overwrite")
+
+
+def test_two_files_with_one_name_are_ambiguous(vault: VaultService, vault_dir: Path) -> None:
+    write_file(vault_dir, "a/note.md", "A\n")
+    write_file(vault_dir, "b/note.md", "B\n")
+    vault.rebuild()
+    with pytest.raises(NotFound, match="names 2 memories"):
+        vault.get("note")
+    assert vault.get("b/note").body == "B\n"
+
+
+def test_title_change_renames_category_change_moves_id_stays(vault: VaultService) -> None:
+    memory = vault.create("First title", "body", category="work")
+    renamed = vault.update(memory.id, title="Second title")
+    assert renamed.path == "work/second-title.md" and renamed.id == memory.id
+    moved = vault.update(memory.id, category="archive/2024")
+    assert moved.path == "archive/2024/second-title.md" and moved.id == memory.id
+    assert moved.metadata["category"] == "archive/2024"
+    root = vault.store.root
+    assert not (root / "work").exists()
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")) == [
+        "archive/2024/second-title.md"
+    ]
+    assert vault.get(memory.id).title == "Second title"
+
+
+def test_update_content_and_tags_keeps_unknown_frontmatter(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    memory = vault.create("Note", "old")
+    path = vault_dir / memory.path
+    path.write_text(path.read_text().replace("tags: []", "status: draft  # keep me\ntags: []"))
+    updated = vault.update("Note", content="new body", tags=["x"])
+    text = path.read_text()
+    assert "status: draft  # keep me\ntags: [x]\n" in text
+    assert text.endswith("---\nnew body\n")
+    assert updated.updated_at is not None
+
+
+def test_replacing_content_keeps_the_related_list(vault: VaultService) -> None:
+    a = vault.create("A", "a")
+    vault.create("B", "b")
+    vault.link("A", "B")
+    updated = vault.update(a.id, content="fresh text")
+    assert updated.body == "fresh text\n\n## Related\n- [[b|B]]\n"
+
+
+def test_stale_expected_updated_at_is_a_conflict(vault: VaultService) -> None:
+    memory = vault.create("Note", "v1")
+    with pytest.raises(Conflict, match="changed since"):
+        vault.update(memory.id, content="v2", expected_updated_at="2000-01-01T00:00:00Z")
+    assert vault.get(memory.id).body == "v1\n"
+    vault.update(memory.id, content="v2", expected_updated_at=memory.updated_at)
+    assert vault.get(memory.id).body == "v2\n"
+
+
+def test_limits_give_clear_errors(vault_dir: Path) -> None:
+    small = VaultService.open(Settings(vault=vault_dir, limits=Limits(max_content=1024)))
+    with pytest.raises(TooLarge, match="content is 2 KiB; the limit is 1 KiB"):
+        small.create("Big", "x" * 2048)
+    with pytest.raises(TooLarge, match="title is 201 characters; the limit is 200"):
+        small.create("t" * 201, "x")
+    with pytest.raises(TooLarge, match="65 tags given; the limit is 64"):
+        small.create("Tags", "x", [f"t{i}" for i in range(65)])
+    with pytest.raises(Invalid, match="title is empty"):
+        small.create("  \n ", "x")
+    assert list(vault_dir.rglob("*.md")) == []
+    small.close()
+
+
+def test_delete_removes_the_file(vault: VaultService) -> None:
+    memory = vault.create("Gone soon", "x", category="tmp")
+    deleted = vault.delete(memory.id)
+    assert deleted.memory.id == memory.id
+    assert not (vault.store.root / memory.path).exists()
+    with pytest.raises(NotFound):
+        vault.get(memory.id)
+
+
+def test_hand_made_notes_are_read_but_never_rewritten(vault: VaultService, vault_dir: Path) -> None:
+    write_file(vault_dir, "plain.md", "# A heading title\n\nText #tag\n")
+    write_file(vault_dir, "broken.md", "---\ntitle: [oops\n---\n# Broken\n")
+    summary = vault.rebuild()
+    assert summary.notes == 2
+    assert [s.path for s in summary.skipped] == ["broken.md"]
+    plain = vault.get("A heading title")
+    assert plain.path == "plain.md" and not plain.has_frontmatter
+    assert vault.get(plain.id).path == "plain.md"
+    broken = vault.get("broken")
+    assert broken.problem and "YAML" in broken.problem
+    with pytest.raises(Invalid, match="fix the YAML"):
+        vault.update("broken", title="New")
+
+
+def test_editing_a_note_without_frontmatter_gives_it_frontmatter_with_a_stable_id(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    write_file(vault_dir, "plain.md", "Text\n")
+    vault.rebuild()
+    before = vault.get("plain")
+    after = vault.update("plain", tags=["t"])
+    assert after.id == before.id and after.has_frontmatter
+    assert (vault_dir / "plain.md").read_text().endswith("---\nText\n")
+
+
+def test_writes_leave_no_temporary_files(vault: VaultService, vault_dir: Path) -> None:
+    memory = vault.create("One", "x")
+    vault.update(memory.id, content="y")
+    assert sorted(p.name for p in vault_dir.iterdir()) == [".memvault", "one.md"]
