@@ -357,3 +357,7 @@ def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
             click.echo("vault is clean")
     if not view["clean"]:
         ctx.exit(EXIT_ERROR)
+
+
+if __name__ == "__main__":
+    main()

@@ -198,6 +198,7 @@ class Index:
     def __init__(self, path: Path):
         self.path = Path(path)
         self._guard = threading.RLock()
+        self.fresh = False
         self._db = self._open()
 
     def close(self) -> None:
@@ -219,6 +220,7 @@ class Index:
             if version:
                 log.warning("index schema %s is not %s; rebuilding it", version, SCHEMA_VERSION)
             self._create(db)
+            self.fresh = True
         return db
 
     def _connect(self) -> sqlite3.Connection:

@@ -19,7 +19,10 @@ _CJK_CLASS = (
     "\U00020000-\U0002fa1f"
 )
 _CJK = re.compile(f"[{_CJK_CLASS}]")
-_CJK_GAP = re.compile(f"(?<=[{_CJK_CLASS}]) +(?=[{_CJK_CLASS}])")
+_CJK_GAP = re.compile(
+    f"(?<=[{_CJK_CLASS}]) +(?=(?:\\*\\*)?[{_CJK_CLASS}])"
+    f"|(?<=[{_CJK_CLASS}]\\*\\*) +(?=[{_CJK_CLASS}])"
+)
 _TOKEN = re.compile(r'(-?)"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+")
 
@@ -42,7 +45,7 @@ def fts_text(text: str) -> str:
 
 def display_text(text: str) -> str:
     """FTS text back to how a person writes it (undo the spaces `fts_text` put between CJK)."""
-    return _CJK_GAP.sub("", text)
+    return _CJK_GAP.sub("", text).strip()
 
 
 @dataclass

@@ -82,10 +82,13 @@ class VaultService:
 
     @classmethod
     def open(cls, settings: Settings) -> VaultService:
-        """Open (and create if needed) the vault and index that `settings` name."""
+        """Open (and create if needed) the vault and index; a new index is filled from the files."""
         store = VaultStore(settings.vault)
         store.ensure()
-        return cls(store, Index(settings.index_file), settings.limits)
+        index = Index(settings.index_file)
+        if index.fresh:
+            index.rebuild(store)
+        return cls(store, index, settings.limits)
 
     def close(self) -> None:
         self.index.close()

@@ -19,7 +19,9 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def test_create_writes_category_slug_file_with_frontmatter(vault: VaultService) -> None:
-    memory = vault.create("Meeting with John about Q4 goals", "# Q4\nNotes", ["q4", "#goals"], "work")
+    memory = vault.create(
+        "Meeting with John about Q4 goals", "# Q4\nNotes", ["q4", "#goals"], "work"
+    )
     assert memory.path == "work/meeting-with-john-about-q4-goals.md"
     assert UUID.fullmatch(memory.id)
     text = (vault.store.root / memory.path).read_text()
@@ -60,8 +62,11 @@ def test_symlinks_out_of_the_vault_are_neither_followed_nor_indexed(
 
 def test_read_by_id_path_stem_title_and_alias(vault: VaultService, vault_dir: Path) -> None:
     memory = vault.create("Payment Retry Policy", "body", category="work")
-    write_file(vault_dir, "work/payment-retry-policy.md",
-               (vault_dir / memory.path).read_text().replace("tags:", "aliases: [PRP]\ntags:"))
+    write_file(
+        vault_dir,
+        "work/payment-retry-policy.md",
+        (vault_dir / memory.path).read_text().replace("tags:", "aliases: [PRP]\ntags:"),
+    )
     vault.rebuild()
     for identifier in (
         memory.id,

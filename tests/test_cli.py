@@ -1,0 +1,197 @@
+"""The `memvault` command, through click's runner and as a real subprocess."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memvault.cli import main
+
+from .conftest import write_file
+
+
+def run(vault: Path, *args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--vault", str(vault), *args], input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_write_read_edit_link_list_search_rm(vault_dir: Path) -> None:
+    code, out, _ = run(
+        vault_dir,
+        "write",
+        "--title",
+        "Deploy gotcha",
+        "--category",
+        "gotcha",
+        "--tag",
+        "deploy",
+        "--json",
+        "Migrations run before deploy.",
+    )
+    assert code == 0
+    written = json.loads(out)
+    assert written["path"] == "gotcha/deploy-gotcha.md"
+    code, out, _ = run(vault_dir, "write", "--title", "Release process", input="Stdin body\n")
+    assert code == 0 and out.endswith("release-process.md\n")
+
+    code, out, _ = run(vault_dir, "read", written["id"], "--format", "json")
+    assert json.loads(out)["content"] == "Migrations run before deploy.\n"
+    assert run(vault_dir, "read", "deploy-gotcha", "--format", "plain")[1] == (
+        "Deploy gotcha\n\nMigrations run before deploy.\n"
+    )
+    assert run(vault_dir, "read", "Deploy gotcha")[1].startswith("---\nid: ")
+
+    code, out, _ = run(vault_dir, "link", "Deploy gotcha", "Release process", "--json")
+    assert json.loads(out)["markdown"] == "[[release-process|Release process]]"
+    code, out, _ = run(vault_dir, "read", "release-process", "--format", "json")
+    assert json.loads(out)["backlinks"] == ["gotcha/deploy-gotcha.md"]
+
+    code, out, _ = run(vault_dir, "edit", "Deploy gotcha", "--title", "Deploy order", "--json")
+    assert json.loads(out)["path"] == "gotcha/deploy-order.md"
+    assert "[[deploy-order|Deploy gotcha]]" in (vault_dir / "release-process.md").read_text()
+
+    code, out, _ = run(vault_dir, "search", "migrations deploy", "--json")
+    result = json.loads(out)["results"][0]
+    assert set(result) == {
+        "id",
+        "title",
+        "path",
+        "category",
+        "tags",
+        "score",
+        "snippet",
+        "updated_at",
+    }
+    assert result["title"] == "Deploy order"
+    code, out, _ = run(vault_dir, "list", "--category", "gotcha", "--json")
+    assert [item["title"] for item in json.loads(out)["items"]] == ["Deploy order"]
+
+    assert run(vault_dir, "unlink", "Deploy order", "release-process")[0] == 0
+    code, out, _ = run(vault_dir, "rm", "Deploy order", "--json")
+    assert json.loads(out)["path"] == "gotcha/deploy-order.md"
+    assert run(vault_dir, "check")[1] == "vault is clean\n"
+
+
+def test_errors_are_one_line_on_stderr_with_a_non_zero_exit(vault_dir: Path) -> None:
+    code, out, err = run(vault_dir, "read", "nothing-here")
+    assert code == 1 and out == ""
+    assert err.startswith("error: no memory 'nothing-here'") and "Traceback" not in err
+    code, _, err = run(vault_dir, "write", "--title", "   ", "x")
+    assert code == 1 and "title is empty" in err
+
+
+def test_reindex_json_summary(vault_dir: Path) -> None:
+    write_file(vault_dir, "a.md", "[[b]] [[missing]] ![[pic.png]]\n")
+    write_file(vault_dir, "b.md", "---\ntitle: [broken\n---\n")
+    code, out, _ = run(vault_dir, "reindex", "--json")
+    summary = json.loads(out)
+    assert code == 0
+    assert {k: summary[k] for k in ("notes", "links", "unresolved_links")} == {
+        "notes": 2,
+        "links": 2,
+        "unresolved_links": 1,
+    }
+    assert summary["skipped"][0]["path"] == "b.md"
+    assert summary["seconds"] >= 0
+
+
+def test_reindex_of_a_missing_vault_fails(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("not a folder")
+    code, _, err = run(target, "reindex")
+    assert code != 0
+
+
+def test_check_reports_and_fixes(vault_dir: Path) -> None:
+    run(vault_dir, "write", "--title", "A", "a")
+    run(vault_dir, "write", "--title", "B", "b")
+    run(vault_dir, "link", "A", "B")
+    b = vault_dir / "b.md"
+    b.write_text(b.read_text().replace("\n## Related\n- [[a|A]]\n", ""))
+    run(vault_dir, "reindex")
+    code, out, _ = run(vault_dir, "check", "--json")
+    assert code == 1 and json.loads(out)["one_sided_links"] == [
+        {"source": "a.md", "target": "b.md"}
+    ]
+    code, out, _ = run(vault_dir, "check", "--fix")
+    assert code == 0 and "fixed: linked back" in out
+    assert run(vault_dir, "check")[0] == 0
+
+
+def checksums(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memvault" not in p.parts
+    }
+
+
+def test_reindex_search_and_read_change_no_byte_of_hand_made_notes(vault_dir: Path) -> None:
+    write_file(vault_dir, "plain.md", "# Plain\nNo frontmatter, [[other]] link\n")
+    write_file(vault_dir, "crlf.md", "---\r\ntitle: CRLF\r\n---\r\nWindows\r\n")
+    write_file(vault_dir, "bom.md", "\ufeff---\ntitle: BOM\nstatus: x # c\n---\nbody")
+    write_file(vault_dir, "broken.md", "---\ntitle: [oops\n---\nbroken\n")
+    write_file(vault_dir, "sub/other.md", "---\naliases: [O]\ntags: x, y\n---\n")
+    write_file(vault_dir, ".obsidian/workspace.json", "{}")
+    write_file(vault_dir, "pic.png", "\x89PNG")
+    before = checksums(vault_dir)
+    for args in (
+        ["reindex"],
+        ["search", "plain"],
+        ["read", "crlf"],
+        ["read", "bom", "--format", "json"],
+        ["read", "broken", "--format", "plain"],
+        ["list"],
+        ["check"],
+    ):
+        run(vault_dir, *args)
+    assert checksums(vault_dir) == before
+
+
+def test_original_option_names_and_env_var(vault_dir: Path, tmp_path: Path) -> None:
+    index = tmp_path / "idx.sqlite3"
+    result = CliRunner().invoke(
+        main,
+        [
+            "--notestore_path",
+            str(vault_dir),
+            "--index_path",
+            str(index),
+            "write",
+            "--title",
+            "Old names",
+            "x",
+        ],
+    )
+    assert result.exit_code == 0 and index.exists()
+    result = CliRunner().invoke(main, ["list", "--json"], env={"MEMVAULT_VAULT": str(vault_dir)})
+    assert json.loads(result.stdout)["total"] == 1
+
+
+def test_real_subprocess_round_trip(vault_dir: Path) -> None:
+    exe = [sys.executable, "-m", "memvault.cli", "--vault", str(vault_dir)]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    subprocess.run(
+        [*exe, "write", "--title", "Subprocess note", "-"],
+        input="Hello 世界\n",
+        text=True,
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    found = subprocess.run(
+        [*exe, "search", "世界", "--json"], text=True, check=True, env=env, capture_output=True
+    )
+    assert json.loads(found.stdout)["results"][0]["title"] == "Subprocess note"
+    failed = subprocess.run([*exe, "read", "nope"], text=True, env=env, capture_output=True)
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert failed.stderr.startswith("error: no memory 'nope'")
+    assert "Traceback" not in failed.stderr
+    progress = subprocess.run([*exe, "reindex"], text=True, env=env, capture_output=True)
+    assert progress.stdout.startswith("indexed 1 notes") and progress.stderr == ""

@@ -1,0 +1,138 @@
+"""Search: natural questions, explicit syntax, any input safe, diacritics, CJK, title first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memvault.vault import VaultService
+
+from .conftest import write_file
+
+
+@pytest.fixture
+def notes(vault: VaultService, vault_dir: Path) -> VaultService:
+    vault.create(
+        "Payment retry decision",
+        "We decided that failed card payments are retried three times with exponential "
+        "backoff, then the order is cancelled.",
+        ["payments", "decision"],
+        "decision",
+    )
+    vault.create("Retry budget for the search API", "Search requests are retried once.", [], "api")
+    vault.create("Payment providers", "We use Stripe for cards and Adyen in Europe.", ["payments"])
+    vault.create("Café opening hours", "The café near the office opens at 8.", ["places"])
+    vault.create("支付重试策略", "失败的支付会重试三次，然后取消订单。", ["支付"], "decision")
+    vault.create("決済のリトライ", "失敗した決済は三回まで再試行します。", [], "jp")
+    vault.create("결제 재시도 정책", "실패한 결제는 세 번 재시도합니다.", [], "kr")
+    vault.create("Deploy checklist", "Run migrations before the deploy. Body mentions payment.")
+    write_file(vault_dir, "hand/notes.md", "# Meeting notes\nThe exact phrase lives here.\n")
+    vault.rebuild()
+    return vault
+
+
+def titles(vault: VaultService, query: str, **filters: object) -> list[str]:
+    return [hit.title for hit in vault.search(query, **filters).results]  # type: ignore[arg-type]
+
+
+def test_a_natural_question_finds_the_decision_first(notes: VaultService) -> None:
+    results = titles(notes, "what did we decide about the payment retry policy?")
+    assert results[0] == "Payment retry decision"
+    assert "Retry budget for the search API" in results
+
+
+def test_a_missing_word_never_means_zero_results(notes: VaultService) -> None:
+    assert titles(notes, "payment zebra-unicorn")[0] == "Payment providers"
+
+
+def test_title_matches_rank_above_body_matches(notes: VaultService) -> None:
+    results = titles(notes, "payment")
+    assert results.index("Deploy checklist") > results.index("Payment providers")
+
+
+def test_explicit_syntax(notes: VaultService) -> None:
+    assert titles(notes, '"exact phrase"') == ["Meeting notes"]
+    assert titles(notes, '"phrase exact"') == []
+    assert set(titles(notes, "provid*")) == {"Payment providers"}
+    assert "Payment providers" not in titles(notes, "payment -stripe")
+    assert set(titles(notes, "stripe OR migrations")) == {"Payment providers", "Deploy checklist"}
+
+
+def test_diacritics_fold(notes: VaultService) -> None:
+    assert titles(notes, "cafe") == ["Café opening hours"]
+    assert titles(notes, "CAFÉ") == ["Café opening hours"]
+
+
+def test_chinese_japanese_korean_by_a_few_characters(notes: VaultService) -> None:
+    assert titles(notes, "重试") == ["支付重试策略"]
+    assert titles(notes, "取消订单") == ["支付重试策略"]
+    assert titles(notes, "再試行") == ["決済のリトライ"]
+    assert titles(notes, "재시도") == ["결제 재시도 정책"]
+    hit = notes.search("重试").results[0]
+    assert hit.snippet == "支付**重试**策略"
+
+
+def test_filters_by_category_and_tags(notes: VaultService) -> None:
+    assert titles(notes, "retry", category="decision") == ["Payment retry decision"]
+    assert titles(notes, "retried", tags=["payments"]) == ["Payment retry decision"]
+    assert titles(notes, "retried", tags=["payments", "nope"]) == []
+
+
+def test_results_carry_every_field(notes: VaultService) -> None:
+    page = notes.search("stripe", limit=5)
+    hit = page.results[0]
+    assert (hit.title, hit.path, hit.category, hit.tags) == (
+        "Payment providers",
+        "payment-providers.md",
+        None,
+        ["payments"],
+    )
+    assert hit.score > 0 and "**Stripe**" in hit.snippet and hit.updated_at and hit.id
+    assert page.total == 1
+
+
+def test_paging_walks_through_all_results_once(notes: VaultService) -> None:
+    every = titles(notes, "payment retry", limit=100)
+    paged = [
+        hit.title
+        for offset in range(0, len(every))
+        for hit in notes.search("payment retry", limit=1, offset=offset).results
+    ]
+    assert paged == every
+    assert notes.search("payment retry", limit=2).total == len(every)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced',
+        "AND",
+        "NEAR(",
+        "*",
+        ":",
+        "^",
+        "",
+        "   ",
+        "OR OR",
+        "-",
+        '""',
+        "a:b",
+        "(x",
+        "NOT",
+        "title:x",
+        "x" * 10_000,
+        "word " * 2_000,
+        "\x00",
+        "💥",
+        "'; DROP TABLE notes",
+    ],
+)
+def test_any_input_returns_a_page_never_an_error(notes: VaultService, query: str) -> None:
+    page = notes.search(query)
+    assert page.total >= len(page.results)
+
+
+def test_a_write_is_visible_to_the_next_search(vault: VaultService) -> None:
+    vault.create("Fresh", "zyzzyva")
+    assert titles(vault, "zyzzyva") == ["Fresh"]
