@@ -14,6 +14,7 @@ import click
 
 from .config import DEFAULT_VAULT, Settings
 from .errors import MemvaultError
+from .markdown import BodyEdit
 from .vault import VaultService
 from .views import (
     check_view,
@@ -210,6 +211,11 @@ def write(
 @click.argument("identifier")
 @click.option("--title", default=None)
 @click.option("--content", default=None, help="New body, or - for standard input.")
+@click.option("--append", default=None, help="Text to add at the end (before ## Related).")
+@click.option("--prepend", default=None, help="Text to add at the top.")
+@click.option("--find", default=None, help="Exact text to replace (with --replace).")
+@click.option("--replace", default=None, help="Replacement for --find.")
+@click.option("--expected-count", type=int, default=None, help="How often --find must occur.")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for several).")
 @click.option("--category", default=None)
 @click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
@@ -220,17 +226,30 @@ def edit(
     identifier: str,
     title: str | None,
     content: str | None,
+    append: str | None,
+    prepend: str | None,
+    find: str | None,
+    replace: str | None,
+    expected_count: int | None,
     tags: tuple[str, ...],
     category: str | None,
     expected_updated_at: str | None,
     as_json: bool,
 ) -> None:
-    """Change a memory's title (renames), content, tags or category (moves)."""
+    """Change a memory's title (renames), text, tags or category (moves)."""
+    edit = BodyEdit(
+        content=read_content(content),
+        find=find,
+        replace=replace,
+        expected_count=expected_count,
+        prepend=prepend,
+        append=append,
+    )
     with service(ctx) as vault:
         memory = vault.update(
             identifier,
             title=title,
-            content=read_content(content),
+            edit=None if edit.empty else edit,
             tags=list(tags) if tags else None,
             category=category,
             expected_updated_at=expected_updated_at,

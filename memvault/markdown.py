@@ -35,6 +35,26 @@ _ITEM = re.compile(r"[ \t]*[-*+][ \t]+")
 
 
 @dataclass(frozen=True)
+class BodyEdit:
+    """Changes to a body that save sending it whole: applied in the order of the fields."""
+
+    content: str | None = None
+    find: str | None = None
+    replace: str | None = None
+    expected_count: int | None = None
+    section: tuple[str, str] | None = None
+    prepend: str | None = None
+    append: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return all(
+            getattr(self, name) is None
+            for name in ("content", "find", "section", "prepend", "append")
+        )
+
+
+@dataclass(frozen=True)
 class Link:
     """A link found in a body, with its span so it can be rewritten in place."""
 
@@ -213,6 +233,80 @@ def section_span(body: str, heading: str) -> tuple[int, int] | None:
         if found is None and text.strip().lower() == wanted:
             found, level = (start, len(body)), lvl
     return found
+
+
+def apply_edit(body: str, edit: BodyEdit) -> str:
+    """The body after `edit`; a ValueError says why an edit cannot apply (nothing is changed).
+
+    New `content` keeps the old `## Related` list when it brings none of its own, and `append`
+    lands before that list, so links made on both sides are never dropped by a text edit.
+    """
+    if edit.content is not None:
+        body = _keep_related(body, with_newline(edit.content))
+    if edit.find is not None:
+        body = _find_replace(body, edit.find, edit.replace, edit.expected_count)
+    if edit.section is not None:
+        body = _replace_section(body, *edit.section)
+    if edit.prepend is not None:
+        body = with_newline(edit.prepend) + body
+    if edit.append is not None:
+        body = _append(body, with_newline(edit.append))
+    return body
+
+
+def with_newline(text: str) -> str:
+    """Text ending in a newline (empty text stays empty), as files and sections should."""
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _keep_related(old_body: str, content: str) -> str:
+    old = _related_span(old_body)
+    if old is None or _related_span(content) is not None:
+        return content
+    gap = "" if content.endswith("\n\n") or not content else "\n"
+    return content + gap + old_body[old[0] : old[1]]
+
+
+def _find_replace(body: str, find: str, replace: str | None, expected: int | None) -> str:
+    if not find:
+        raise ValueError("find is empty; give the exact text to replace")
+    if replace is None:
+        raise ValueError("find needs replace (use an empty string to delete the text)")
+    count = body.count(find)
+    if count == 0:
+        raise ValueError(f"{find[:60]!r} does not occur in the memory; read it and copy the text")
+    if expected is None and count > 1:
+        raise ValueError(
+            f"{find[:60]!r} occurs {count} times; pass expected_count={count} to replace all, "
+            "or make find longer so it is unique"
+        )
+    if expected is not None and expected != count:
+        raise ValueError(f"{find[:60]!r} occurs {count} times, not {expected}; nothing replaced")
+    return body.replace(find, replace)
+
+
+def _replace_section(body: str, heading: str, content: str) -> str:
+    span = section_span(body, heading)
+    if span is None:
+        found = ", ".join(repr(text) for *_, text in headings(body)) or "none"
+        raise ValueError(f"no heading {heading!r} in the memory (headings: {found}); use append")
+    start, end = span
+    line_end = body.find("\n", start)
+    head_end = end if line_end == -1 or line_end >= end else line_end + 1
+    heading_line = body[start:head_end] if line_end != -1 else body[start:end] + "\n"
+    text = with_newline(content)
+    if end < len(body) and text and not text.endswith("\n\n"):
+        text += "\n"
+    return body[:start] + heading_line + text + body[end:]
+
+
+def _append(body: str, text: str) -> str:
+    related = _related_span(body)
+    if related is None:
+        return with_newline(body) + text if body else text
+    start = related[0]
+    before = body[:start].rstrip("\n")
+    return (before + "\n\n" if before else "") + text + "\n" + body[start:]
 
 
 def to_plain(body: str) -> str:

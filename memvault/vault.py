@@ -17,7 +17,7 @@ from .document import Document
 from .errors import Conflict, Invalid, NotFound
 from .index import Index, LinkRow, NoteRow, Progress, RebuildSummary, SearchPage
 from .links import LinkChange, LinkService
-from .markdown import section_span
+from .markdown import BodyEdit, apply_edit, with_newline
 from .model import (
     Limits,
     Memory,
@@ -196,14 +196,14 @@ class VaultService:
             if folder:
                 fields["category"] = folder
             fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
-            return self.links.save(path, Document(body=""), _with_newline(content), fields)
+            return self.links.save(path, Document(body=""), with_newline(content), fields)
 
     def update(
         self,
         identifier: str,
         *,
         title: str | None = None,
-        content: str | None = None,
+        edit: BodyEdit | None = None,
         tags: list[str] | None = None,
         category: str | None = None,
         expected_updated_at: str | None = None,
@@ -219,8 +219,7 @@ class VaultService:
                     "read it again and reapply your edit"
                 )
             fields = self._changed_fields(memory, doc, title, tags, category)
-            body = memory.body if content is None else _keep_related(memory.body, content)
-            check_content(body, self.limits)
+            body = memory.body if edit is None else self._edited(memory, edit)
             new_path = self._new_path(memory, fields)
             if body == memory.body and not fields:
                 return memory
@@ -236,6 +235,17 @@ class VaultService:
             for source, source_doc, source_body in plans:
                 self.links.touch(source, source_doc, source_body)
             return moved
+
+    def _edited(self, memory: Memory, edit: BodyEdit) -> str:
+        for part in (edit.content, edit.append, edit.prepend, edit.replace, edit.section):
+            if part is not None:
+                check_content(part if isinstance(part, str) else part[1], self.limits)
+        try:
+            body = apply_edit(memory.body, edit)
+        except ValueError as exc:
+            raise Invalid(f"{memory.path}: {exc}") from exc
+        check_content(body, self.limits)
+        return body
 
     def delete(self, identifier: str) -> Deleted:
         """Delete a memory's file after taking every link to it out of other memories."""
@@ -365,18 +375,3 @@ def _similarity(wanted: str, candidate: str) -> float:
 
 def _join(folder: str | None, name: str) -> str:
     return f"{folder}/{name}" if folder else name
-
-
-def _with_newline(text: str) -> str:
-    return text if not text or text.endswith("\n") else text + "\n"
-
-
-def _keep_related(old_body: str, content: str) -> str:
-    """New content keeps the old `## Related` list when it brings none of its own, so replacing
-    a memory's text never silently drops links that `link` made on both sides."""
-    content = _with_newline(content)
-    old = section_span(old_body, "Related")
-    if old is None or section_span(content, "Related") is not None:
-        return content
-    gap = "" if content.endswith("\n\n") or not content else "\n"
-    return content + gap + old_body[old[0] : old[1]]

@@ -105,7 +105,9 @@ def test_reindex_of_a_missing_vault_fails(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("not a folder")
     code, _, err = run(target, "reindex")
-    assert code != 0
+    assert code == 2 and "is a file" in err
+    code, _, err = run(target / "sub", "reindex")
+    assert code == 1 and err.startswith("error: cannot create the vault")
 
 
 def test_check_reports_and_fixes(vault_dir: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.errors import Conflict, Invalid, NotFound, TooLarge
+from memvault.markdown import BodyEdit
 from memvault.model import Limits
 from memvault.vault import VaultService
 
@@ -92,7 +93,7 @@ def test_a_near_miss_is_an_error_with_suggestions_never_another_memory(
     with pytest.raises(NotFound):
         vault.delete("Payment retry polcy")
     with pytest.raises(NotFound):
-        vault.update("Payment retry polcy", content="overwrite")
+        vault.update("Payment retry polcy", edit=BodyEdit(content="overwrite"))
 
 
 def test_two_files_with_one_name_are_ambiguous(vault: VaultService, vault_dir: Path) -> None:
@@ -125,7 +126,7 @@ def test_update_content_and_tags_keeps_unknown_frontmatter(
     memory = vault.create("Note", "old")
     path = vault_dir / memory.path
     path.write_text(path.read_text().replace("tags: []", "status: draft  # keep me\ntags: []"))
-    updated = vault.update("Note", content="new body", tags=["x"])
+    updated = vault.update("Note", edit=BodyEdit(content="new body"), tags=["x"])
     text = path.read_text()
     assert "status: draft  # keep me\ntags: [x]\n" in text
     assert text.endswith("---\nnew body\n")
@@ -136,16 +137,18 @@ def test_replacing_content_keeps_the_related_list(vault: VaultService) -> None:
     a = vault.create("A", "a")
     vault.create("B", "b")
     vault.link("A", "B")
-    updated = vault.update(a.id, content="fresh text")
+    updated = vault.update(a.id, edit=BodyEdit(content="fresh text"))
     assert updated.body == "fresh text\n\n## Related\n- [[b|B]]\n"
 
 
 def test_stale_expected_updated_at_is_a_conflict(vault: VaultService) -> None:
     memory = vault.create("Note", "v1")
     with pytest.raises(Conflict, match="changed since"):
-        vault.update(memory.id, content="v2", expected_updated_at="2000-01-01T00:00:00Z")
+        vault.update(
+            memory.id, edit=BodyEdit(content="v2"), expected_updated_at="2000-01-01T00:00:00Z"
+        )
     assert vault.get(memory.id).body == "v1\n"
-    vault.update(memory.id, content="v2", expected_updated_at=memory.updated_at)
+    vault.update(memory.id, edit=BodyEdit(content="v2"), expected_updated_at=memory.updated_at)
     assert vault.get(memory.id).body == "v2\n"
 
 
@@ -200,5 +203,5 @@ def test_editing_a_note_without_frontmatter_gives_it_frontmatter_with_a_stable_i
 
 def test_writes_leave_no_temporary_files(vault: VaultService, vault_dir: Path) -> None:
     memory = vault.create("One", "x")
-    vault.update(memory.id, content="y")
+    vault.update(memory.id, edit=BodyEdit(content="y"))
     assert sorted(p.name for p in vault_dir.iterdir()) == [".memvault", "one.md"]
