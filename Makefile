@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/memvault --vault memories reindex
+	$(BIN)/memvault --vault memories serve --transport http --host 127.0.0.1 --port 3000
 
 lint: $(STAMP)
 	$(BIN)/ruff check memvault tests

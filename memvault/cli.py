@@ -6,15 +6,17 @@ import json
 import logging
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from .config import DEFAULT_VAULT, Settings
 from .errors import MemvaultError
 from .markdown import BodyEdit
+from .server import LogLevel, build_server
+from .transport import MCP_PATH, serve_http, serve_stdio
 from .vault import VaultService
 from .views import (
     check_view,
@@ -376,6 +378,59 @@ def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
             click.echo("vault is clean")
     if not view["clean"]:
         ctx.exit(EXIT_ERROR)
+
+
+@main.command()
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for MCP clients that launch memvault; http to share.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", default=3000, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--token",
+    envvar="MEMVAULT_TOKEN",
+    default=None,
+    help="HTTP: require Authorization: Bearer TOKEN (env MEMVAULT_TOKEN).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
+    default="WARNING",
+    show_default=True,
+    help="Logs go to stderr.",
+)
+@click.pass_context
+def serve(
+    ctx: click.Context, transport: str, host: str, port: int, token: str | None, log_level: str
+) -> None:
+    """Serve the vault to MCP clients (stdio by default, or streamable HTTP at /mcp)."""
+    logging.getLogger().setLevel(log_level)
+    with service(ctx) as vault:
+        server = build_server(vault, cast(LogLevel, log_level))
+        if transport == "http":
+            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
+            click.echo(
+                f"memvault: serving {vault.store.root} at {url}\n"
+                f"  connect an MCP client to {url} (streamable HTTP"
+                f"{', header Authorization: Bearer <token>' if token else ''}),\n"
+                "  or let the client launch `memvault serve` over stdio (see README). "
+                "Ctrl-C stops.",
+                err=True,
+            )
+            serve_http(server, host, port, token)
+            return
+        if sys.stdin.isatty():
+            click.echo(
+                "memvault: speaking MCP on stdin/stdout for an MCP client; nothing to type here. "
+                "For a person: `memvault serve --transport http`. Ctrl-C stops.",
+                err=True,
+            )
+        with suppress(KeyboardInterrupt):
+            serve_stdio(server)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,95 @@
+"""Run the MCP server over stdio, or over streamable HTTP with Host/Origin checks and a token."""
+
+from __future__ import annotations
+
+import errno
+import hmac
+import logging
+import socket
+
+import anyio
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .errors import MemvaultError
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+class BearerToken:
+    """Refuses HTTP requests without `Authorization: Bearer <token>` (401)."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                refusal = JSONResponse(
+                    {"error": "unauthorized: send Authorization: Bearer <token>"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def security_for(host: str) -> TransportSecuritySettings:
+    """Accept only this server's own Host names and local browser Origins (DNS rebinding)."""
+    names = {*LOCAL_HOSTS, host if ":" not in host else f"[{host}]"}
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in sorted(names)] + sorted(names),
+        allowed_origins=[
+            f"{scheme}://{name}:*" for name in sorted(names) for scheme in ("http", "https")
+        ]
+        + [f"{scheme}://{name}" for name in sorted(names) for scheme in ("http", "https")],
+    )
+
+
+def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:
+    """The streamable HTTP app at /mcp: stateless, JSON responses, so one POST is enough."""
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=security_for(host),
+        host=host,
+    )
+    return BearerToken(app, token) if token else app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind the listening socket ourselves, so a busy port is one clear error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise MemvaultError(
+                f"port {port} on {host} is already in use; stop the other server or pass --port"
+            ) from exc
+        raise MemvaultError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    return sock
+
+
+def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
+    sock = bind(host, port)
+    config = uvicorn.Config(http_app(server, host, token), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def serve_stdio(server: MCPServer) -> None:
+    anyio.run(server.run_stdio_async)

@@ -1,0 +1,106 @@
+"""Real MCP servers in subprocesses, and SDK client sessions connected to them."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+MEMVAULT = [sys.executable, "-m", "memvault.cli"]
+
+
+def server_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONIOENCODING": "utf-8"}
+
+
+@asynccontextmanager
+async def stdio_session(vault: Path) -> AsyncIterator[ClientSession]:
+    """A ClientSession talking to `memvault serve` over stdio, as Claude Desktop runs it."""
+    params = StdioServerParameters(
+        command=MEMVAULT[0],
+        args=[*MEMVAULT[1:], "--vault", str(vault), "serve"],
+        env=server_env(),
+    )
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def http_server(vault: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`memvault serve --transport http` on a free port; yields its /mcp URL and process."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            *MEMVAULT,
+            "--vault",
+            str(vault),
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            *extra,
+        ],
+        env=server_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"server did not start: {process.communicate()}") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout:
+            process.stdout.close()
+        if process.stderr:
+            process.stderr.close()
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return dict(result.structured_content)

@@ -1,0 +1,370 @@
+"""The MCP server end to end: SDK clients over stdio and HTTP against a real server process."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from .mcp_helpers import (
+    MEMVAULT,
+    http_server,
+    http_session,
+    server_env,
+    stdio_session,
+    structured,
+    text_of,
+)
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {
+    "write_mem",
+    "read_mem",
+    "edit_mem",
+    "delete_mem",
+    "search_mem",
+    "list_mem",
+    "link_mem",
+    "unlink_mem",
+    "get_current_date",
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) -> None:
+    async with stdio_session(vault_dir) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        assert tool.output_schema is not None, name
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False
+        assert "Example:" in (tool.description or ""), name
+    for name in ("read_mem", "search_mem", "list_mem", "get_current_date"):
+        assert tools[name].annotations.read_only_hint is True  # type: ignore[union-attr]
+    for name in ("delete_mem", "edit_mem"):
+        assert tools[name].annotations.destructive_hint is True  # type: ignore[union-attr]
+    for name in ("link_mem", "unlink_mem"):
+        assert tools[name].annotations.idempotent_hint is True  # type: ignore[union-attr]
+    write = tools["write_mem"].input_schema
+    assert write["required"] == ["title", "content"]
+    assert write["properties"]["tags"]["default"] == []
+
+
+async def test_every_tool_over_stdio(vault_dir: Path) -> None:
+    async with stdio_session(vault_dir) as session:
+        a = structured(
+            await session.call_tool(
+                "write_mem",
+                {
+                    "title": "Payment retry decision",
+                    "content": "Retry failed payments 3 times.",
+                    "tags": ["payments"],
+                    "category": "decision",
+                },
+            )
+        )
+        assert a["path"] == "decision/payment-retry-decision.md"
+        b = structured(
+            await session.call_tool(
+                "write_mem", {"title": "Stripe webhooks", "content": "Webhooks must be idempotent."}
+            )
+        )
+        assert set(a) == {"id", "title", "path", "created_at"}
+
+        found = structured(
+            await session.call_tool(
+                "search_mem",
+                {"query": "what did we decide about payment retries?", "category": "decision"},
+            )
+        )
+        assert found["total"] == 1 and found["results"][0]["id"] == a["id"]
+
+        linked = await session.call_tool(
+            "link_mem",
+            {"source_id": a["id"], "target_id": "stripe-webhooks", "link_text": "webhooks"},
+        )
+        out = structured(linked)
+        assert out["markdown"] == "[[stripe-webhooks|webhooks]]"
+        assert [link["id"] for link in out["source"]["links"]] == [b["id"]]
+        assert [link["id"] for link in out["target"]["links"]] == [a["id"]]
+
+        read = structured(await session.call_tool("read_mem", {"identifier": "stripe webhooks"}))
+        assert read["backlinks"] == [
+            {"id": a["id"], "title": "Payment retry decision", "path": a["path"]}
+        ]
+        assert read["content"].startswith("Webhooks must be idempotent.\n")
+        plain = await session.call_tool("read_mem", {"identifier": a["id"], "format": "plain"})
+        assert "[[" not in text_of(plain) and "webhooks" in text_of(plain)
+        full = structured(
+            await session.call_tool("read_mem", {"identifier": a["id"], "format": "json"})
+        )
+        assert full["frontmatter"]["id"] == a["id"] and full["aliases"] == []
+
+        edited = structured(
+            await session.call_tool(
+                "edit_mem",
+                {
+                    "id": a["id"],
+                    "append": "- 2024-05: raised to 5 retries",
+                    "find": "3 times",
+                    "replace": "5 times",
+                },
+            )
+        )
+        body = structured(await session.call_tool("read_mem", {"identifier": a["id"]}))["content"]
+        assert body == (
+            "Retry failed payments 5 times.\n\n- 2024-05: raised to 5 retries\n\n"
+            "## Related\n- [[stripe-webhooks|webhooks]]\n"
+        )
+        assert edited["id"] == a["id"]
+        section = await session.call_tool(
+            "edit_mem",
+            {"id": a["id"], "replace_section": {"heading": "Related", "content": "- none"}},
+        )
+        assert not section.is_error
+
+        listed = structured(await session.call_tool("list_mem", {"sort": "title"}))
+        assert [item["title"] for item in listed["items"]] == [
+            "Payment retry decision",
+            "Stripe webhooks",
+        ]
+        unlinked = structured(
+            await session.call_tool("unlink_mem", {"source_id": a["id"], "target_id": b["id"]})
+        )
+        assert unlinked["target"]["links"] == []
+
+        removed = structured(await session.call_tool("delete_mem", {"id": b["id"]}))
+        assert removed["path"] == "stripe-webhooks.md"
+        date = structured(await session.call_tool("get_current_date", {"format": "date_only"}))
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", date["date"]) and date["utc_offset"]
+
+        recent = await session.read_resource("memvault://recent")
+        assert "Payment retry decision" in recent.contents[0].text  # type: ignore[union-attr]
+        one = await session.read_resource(f"memvault://memory/{a['id']}")
+        assert one.contents[0].text.startswith("---\nid: " + a["id"])  # type: ignore[union-attr]
+
+
+async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) -> None:
+    async with stdio_session(vault_dir) as session:
+        await session.call_tool("write_mem", {"title": "Payment retry policy", "content": "x"})
+
+        async def error(name: str, args: dict[str, object]) -> str:
+            result = await session.call_tool(name, args)
+            assert result.is_error, (name, args)
+            return text_of(result)
+
+        assert "no memory 'nothing'" in await error("read_mem", {"identifier": "nothing"})
+        near = await error("read_mem", {"identifier": "Payment retry polcy"})
+        assert re.search(r"did you mean 'Payment retry policy' \(0\.\d\d\)\?", near)
+        assert "no memory" in await error("delete_mem", {"id": "Payment retry polcy"})
+        assert "no memory" in await error("edit_mem", {"id": "Payment retry polcy", "content": "x"})
+        assert "validation error" in await error("search_mem", {"query": "x", "limit": 0})
+        assert "validation error" in await error("write_mem", {"title": "no content"})
+        big = await error("write_mem", {"title": "Big", "content": "x" * (1024 * 1024 + 200_000)})
+        assert "content is 1.2 MiB; the limit is 1 MiB" in big
+        assert "title is empty" in await error("write_mem", {"title": " ", "content": "x"})
+        assert "no memory 'ghost'" in await error(
+            "link_mem", {"source_id": "payment-retry-policy", "target_id": "ghost"}
+        )
+        assert "itself" in await error(
+            "link_mem", {"source_id": "payment-retry-policy", "target_id": "Payment retry policy"}
+        )
+        assert "nothing to change" in await error("edit_mem", {"id": "payment-retry-policy"})
+        assert "occurs" not in await error(
+            "edit_mem", {"id": "payment-retry-policy", "find": "absent", "replace": "y"}
+        )
+        safe = structured(
+            await session.call_tool("write_mem", {"title": "../../etc/passwd", "content": "x"})
+        )
+        assert safe["path"] == "etc-passwd.md"
+        with pytest.raises(MCPError):
+            await session.read_resource("memvault://memory/ghost")
+    assert sorted(p.name for p in vault_dir.iterdir()) == [
+        ".memvault",
+        "etc-passwd.md",
+        "payment-retry-policy.md",
+    ]
+
+
+async def test_http_session_with_token(vault_dir: Path) -> None:
+    with http_server(vault_dir, "--token", "s3cret") as (url, _process):
+        async with http_session(url, "s3cret") as session:
+            written = structured(
+                await session.call_tool(
+                    "write_mem", {"title": "Over HTTP", "content": "Sent through streamable HTTP."}
+                )
+            )
+            found = structured(await session.call_tool("search_mem", {"query": "streamable"}))
+            assert found["results"][0]["id"] == written["id"]
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        refused = httpx2.post(url, json=body, headers=headers)
+        assert refused.status_code == 401
+        wrong = httpx2.post(url, json=body, headers={**headers, "Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+
+
+def curl_example(url: str) -> list[str]:
+    payload = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "write_mem",
+            "arguments": {
+                "title": "Project Ideas",
+                "content": "# My Project Ideas\n\n1. AI-powered note-taking",
+                "tags": ["ideas", "projects"],
+                "category": "personal",
+            },
+        },
+    }
+    return [
+        "curl",
+        "-s",
+        "-X",
+        "POST",
+        url,
+        "-H",
+        "Content-Type: application/json",
+        "-H",
+        "Accept: application/json, text/event-stream",
+        "-d",
+        json.dumps(payload),
+    ]
+
+
+def test_the_readme_curl_example_and_origin_checks(vault_dir: Path) -> None:
+    with http_server(vault_dir) as (url, _process):
+        reply = json.loads(
+            subprocess.run(curl_example(url), capture_output=True, text=True, check=True).stdout
+        )
+        assert reply["result"]["isError"] is False
+        assert reply["result"]["structuredContent"]["path"] == "personal/project-ideas.md"
+        assert (
+            (vault_dir / "personal/project-ideas.md")
+            .read_text()
+            .endswith("# My Project Ideas\n\n1. AI-powered note-taking\n")
+        )
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        body = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+        assert (
+            httpx2.post(
+                url, json=body, headers={**headers, "Origin": "http://evil.example"}
+            ).status_code
+            == 403
+        )
+        assert httpx2.post(
+            url, json=body, headers={**headers, "Host": "evil.example"}
+        ).status_code in (403, 421)
+        local = httpx2.post(url, json=body, headers={**headers, "Origin": "http://localhost:5173"})
+        assert local.status_code == 200
+
+
+def test_server_survives_a_client_that_disconnects_mid_call(vault_dir: Path) -> None:
+    with http_server(vault_dir) as (url, process):
+        port = int(url.split(":")[2].split("/")[0])
+        content = "y" * 500_000
+        request = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {
+                    "name": "write_mem",
+                    "arguments": {"title": "Cut off", "content": content},
+                },
+            }
+        )
+        raw = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(request)}\r\n\r\n"
+        ).encode() + request.encode()
+        for cut in (len(raw) // 2, len(raw)):
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(raw[:cut])
+        after = subprocess.run(curl_example(url), capture_output=True, text=True, check=True)
+        assert json.loads(after.stdout)["result"]["isError"] is False
+        assert process.poll() is None
+        for path in vault_dir.rglob("*.md"):
+            text = path.read_text()
+            assert text.startswith("---\n") and text.count("---\n") >= 2
+        assert not list(vault_dir.rglob("*.memvault-tmp"))
+
+
+def test_a_busy_port_is_a_one_line_error(vault_dir: Path) -> None:
+    with http_server(vault_dir) as (url, _process):
+        port = url.split(":")[2].split("/")[0]
+        clash = subprocess.run(
+            [*MEMVAULT, "--vault", str(vault_dir), "serve", "--transport", "http", "--port", port],
+            capture_output=True,
+            text=True,
+            env=server_env(),
+            timeout=30,
+        )
+    assert clash.returncode == 1
+    assert clash.stderr.strip().splitlines()[-1] == (
+        f"error: port {port} on 127.0.0.1 is already in use; stop the other server or pass --port"
+    )
+
+
+def test_stdio_keeps_stdout_for_protocol_only(vault_dir: Path) -> None:
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "read_mem", "arguments": {"identifier": "missing"}},
+        },
+    ]
+    process = subprocess.Popen(
+        [*MEMVAULT, "--vault", str(vault_dir), "serve", "--log-level", "DEBUG"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(),
+    )
+    assert process.stdin and process.stdout
+    for message in messages:
+        process.stdin.write(json.dumps(message) + "\n")
+        process.stdin.flush()
+    lines = [process.stdout.readline(), process.stdout.readline()]
+    process.stdin.close()
+    process.wait(timeout=20)
+    replies = [json.loads(line) for line in lines]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[1]["result"]["isError"] is True
+    assert process.stdout.read() == ""
+    process.stdout.close()
+    assert process.stderr is not None
+    process.stderr.close()
