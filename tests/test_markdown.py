@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memvault.markdown import (
+    BodyEdit,
     add_related,
+    apply_edit,
     find_links,
     find_tags,
     format_link,
@@ -108,3 +112,41 @@ def test_section_span_stops_at_the_next_heading_of_its_level() -> None:
 def test_plain_text_strips_syntax() -> None:
     body = "# Title\n\nSome **bold** and _em_ text with [[note|a link]] and `code`.\n- item\n"
     assert to_plain(body) == "Title\n\nSome bold and em text with a link and code.\nitem\n"
+
+
+def test_body_edits_apply_in_place_and_keep_related_last() -> None:
+    body = "# T\nintro\n\n## Steps\nold step\n\n## Related\n- [[x]]\n"
+    edited = apply_edit(
+        body,
+        BodyEdit(
+            find="intro",
+            replace="preface",
+            section=("steps", "new step"),
+            append="tail",
+            prepend="top",
+        ),
+    )
+    assert edited == "top\n# T\npreface\n\n## Steps\nnew step\n\ntail\n\n## Related\n- [[x]]\n"
+
+
+def test_find_must_be_unique_unless_counted() -> None:
+    with pytest.raises(ValueError, match="occurs 2 times; pass expected_count=2"):
+        apply_edit("a a", BodyEdit(find="a", replace="b"))
+    assert apply_edit("a a", BodyEdit(find="a", replace="b", expected_count=2)) == "b b"
+    with pytest.raises(ValueError, match="occurs 2 times, not 3"):
+        apply_edit("a a", BodyEdit(find="a", replace="b", expected_count=3))
+    with pytest.raises(ValueError, match="does not occur"):
+        apply_edit("a", BodyEdit(find="z", replace="b"))
+
+
+def test_replace_section_names_the_headings_it_has() -> None:
+    with pytest.raises(ValueError, match=r"no heading 'Nope' in the memory \(headings: 'A'\)"):
+        apply_edit("## A\ntext\n", BodyEdit(section=("Nope", "x")))
+
+
+def test_new_content_keeps_the_related_list_unless_it_has_one() -> None:
+    old = "old\n\n## Related\n- [[x]]\n"
+    assert apply_edit(old, BodyEdit(content="new")) == "new\n\n## Related\n- [[x]]\n"
+    assert apply_edit(old, BodyEdit(content="new\n## Related\n- [[y]]\n")) == (
+        "new\n## Related\n- [[y]]\n"
+    )
