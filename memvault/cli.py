@@ -77,8 +77,8 @@ def main(ctx: click.Context, vault: Path, index_path: Path | None, debug: bool) 
 
 
 @contextmanager
-def service(ctx: click.Context) -> Iterator[VaultService]:
-    vault = VaultService.open(ctx.find_object(Settings) or Settings())
+def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
+    vault = VaultService.open(ctx.find_object(Settings) or Settings(), fill)
     try:
         yield vault
     finally:
@@ -103,7 +103,7 @@ tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat fo
 @click.pass_context
 def reindex(ctx: click.Context, as_json: bool) -> None:
     """Rebuild the index from the files (kept state such as usage counts survives)."""
-    with service(ctx) as vault:
+    with service(ctx, fill=False) as vault:
         if sys.stderr.isatty() and not as_json:
             with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
 

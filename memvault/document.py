@@ -20,6 +20,7 @@ BOM = "\ufeff"
 _OPEN = re.compile(r"---[ \t]*(\r?\n)")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+_BUILD_ERRORS = (ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError)
 _CONTINUATION = re.compile(r"[ \t]|-(?:[ \t]|$)")
 
 
@@ -103,9 +104,12 @@ def normalize_value(value: Any) -> Any:
 
 def _load_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
-        data = yaml.load(raw, Loader=_Loader)
+        data = yaml.load(raw, Loader=_Loader)  # a safe loader: C or pure-Python SafeLoader
     except yaml.YAMLError as exc:
         return {}, f"frontmatter is not valid YAML: {' '.join(str(exc).split())}"
+    except _BUILD_ERRORS as exc:
+        # PyYAML builds tagged values (dates, !!int) with plain calls that raise these.
+        return {}, f"frontmatter has a value YAML cannot read: {exc}"
     if data is None:
         return {}, None
     if not isinstance(data, dict):

@@ -288,7 +288,7 @@ class Index:
                 db.execute(f"DELETE FROM {table}")
             for done, info in enumerate(files, start=1):
                 try:
-                    text = store.read_text(info.path)
+                    text = store.load(info)
                 except MemvaultError as exc:
                     summary.skipped.append(Skipped(info.path, str(exc)))
                     continue

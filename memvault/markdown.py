@@ -4,8 +4,9 @@ rewrite links without touching any other byte, manage the `## Related` list, str
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 from urllib.parse import quote, unquote
 
@@ -20,8 +21,9 @@ ATTACHMENT_EXTENSIONS = frozenset(
 )
 
 _FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})", re.M)
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-_BACKTICKS = re.compile(r"`+")
+_INLINE_OPEN = re.compile(r"`+|<!--")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_NOT_NEWLINE = re.compile(r"[^\r\n]")
 _WIKI = re.compile(r"(?<!\\)(!?)\[\[([^\[\]\n]+?)\]\]")
 _MDLINK = re.compile(
     r"(?<![\\\]])(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
@@ -83,24 +85,32 @@ class Link:
         return name[:-3] if name.lower().endswith(".md") else name
 
 
+@lru_cache(maxsize=8)
 def masked(body: str) -> str:
-    """The body with code, HTML comments and escaped brackets blanked out, offsets unchanged."""
-    chars = list(body)
+    """The body with fenced code, HTML comments and code spans blanked out, offsets unchanged.
 
-    def blank(start: int, end: int) -> None:
-        for i in range(start, end):
-            if chars[i] not in "\r\n":
-                chars[i] = " "
+    Cached: finding links, tags, headings and the Related list of one body all start here.
+    """
+    text = body
+    if "```" in text or "~~~" in text:
+        text = _blank(text, _fenced_blocks(text))
+    if "`" in text or "<!--" in text:
+        text = _blank(text, _inline_spans(text))
+    return text
 
-    for start, end in _fenced_blocks(body):
-        blank(start, end)
-    text = "".join(chars)
-    for match in _COMMENT.finditer(text):
-        blank(match.start(), match.end())
-    text = "".join(chars)
-    for start, end in _code_spans(text):
-        blank(start, end)
-    return "".join(chars)
+
+def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """`text` with every character in `spans` but line breaks turned into a space."""
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start])
+        part = text[start:end]
+        plain = "\n" not in part and "\r" not in part
+        out.append(" " * len(part) if plain else _NOT_NEWLINE.sub(" ", part))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 def find_links(body: str) -> list[Link]:
@@ -355,20 +365,31 @@ def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
         pos = end
 
 
-def _code_spans(text: str) -> Iterator[tuple[int, int]]:
+def _inline_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Code spans and HTML comments, left to right: whichever opens first wins, so a `<!--`
+    inside code hides nothing, and a backtick inside a comment opens no code span."""
     pos = 0
     while True:
-        opening = _BACKTICKS.search(text, pos)
+        opening = _INLINE_OPEN.search(text, pos)
         if opening is None:
             return
-        run = opening.group(0)
-        closer = re.compile(rf"(?<!`){run}(?!`)")
-        closing = closer.search(text, opening.end())
-        if closing is None or re.search(r"\n[ \t]*\n", text[opening.end() : closing.start()]):
+        if opening.group(0) == "<!--":
+            close = text.find("-->", opening.end())
+            end = len(text) if close == -1 else close + 3
+            yield opening.start(), end
+            pos = end
+            continue
+        closing = _closer(len(opening.group(0))).search(text, opening.end())
+        if closing is None or _BLANK_LINE.search(text, opening.end(), closing.start()):
             pos = opening.end()
             continue
         yield opening.start(), closing.end()
         pos = closing.end()
+
+
+@lru_cache(maxsize=32)
+def _closer(length: int) -> re.Pattern[str]:
+    return re.compile(f"(?<!`)`{{{length}}}(?!`)")
 
 
 def _wikilink(match: re.Match[str], body: str) -> Link | None:

@@ -19,6 +19,7 @@ _CJK_CLASS = (
     "\U00020000-\U0002fa1f"
 )
 _CJK = re.compile(f"[{_CJK_CLASS}]")
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _CJK_GAP = re.compile(
     f"(?<=[{_CJK_CLASS}]) +(?=(?:\\*\\*)?[{_CJK_CLASS}])"
     f"|(?<=[{_CJK_CLASS}]\\*\\*) +(?=[{_CJK_CLASS}])"
@@ -40,7 +41,9 @@ STOPWORDS = frozenset(
 
 def fts_text(text: str) -> str:
     """Text as it goes into the FTS table: each CJK character stands alone as a token."""
-    return _CJK.sub(r" \g<0> ", text)
+    if not _CJK.search(text):
+        return text
+    return _CJK_RUN.sub(lambda run: " " + " ".join(run.group(0)) + " ", text)
 
 
 def display_text(text: str) -> str:

@@ -123,7 +123,13 @@ class VaultStore:
 
     def read_text(self, path: str) -> str:
         """A file's text, BOM and line endings kept; a clear error if it cannot be read."""
-        full = self.absolute(path)
+        return self._decode(path, self.absolute(path))
+
+    def load(self, info: FileInfo) -> str:
+        """The text of a file `walk` found (and so already checked to be inside the vault)."""
+        return self._decode(info.path, self.root / info.path)
+
+    def _decode(self, path: str, full: Path) -> str:
         try:
             data = full.read_bytes()
         except FileNotFoundError as exc:

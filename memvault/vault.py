@@ -81,12 +81,13 @@ class VaultService:
         self.limits = limits or Limits()
 
     @classmethod
-    def open(cls, settings: Settings) -> VaultService:
-        """Open (and create if needed) the vault and index; a new index is filled from the files."""
+    def open(cls, settings: Settings, fill: bool = True) -> VaultService:
+        """Open (and create if needed) the vault and index; a new index is filled from the files
+        unless `fill` is off (for a caller about to rebuild anyway)."""
         store = VaultStore(settings.vault)
         store.ensure()
         index = Index(settings.index_file)
-        if index.fresh:
+        if index.fresh and fill:
             index.rebuild(store)
         return cls(store, index, settings.limits)
 

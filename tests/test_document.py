@@ -57,3 +57,10 @@ def test_timestamps_read_back_as_the_strings_memvault_writes() -> None:
     assert doc.metadata == {"created_at": "2024-01-15T10:30:00Z", "day": "2024-01-15"}
     rendered = render_document(doc, {"updated_at": "2024-02-01T00:00:00Z"})
     assert "updated_at: 2024-02-01T00:00:00Z\n" in rendered
+
+
+def test_values_yaml_cannot_build_are_problems_not_crashes() -> None:
+    for text in ("---\ndue: 2024-02-30\n---\nx", "---\n0: !!int\n---\n", "---\na: !!float\n---"):
+        doc = parse_document(text)
+        assert doc.error is not None and not doc.writable
+        assert render_document(doc, {}) == text

@@ -150,3 +150,8 @@ def test_new_content_keeps_the_related_list_unless_it_has_one() -> None:
     assert apply_edit(old, BodyEdit(content="new\n## Related\n- [[y]]\n")) == (
         "new\n## Related\n- [[y]]\n"
     )
+
+
+def test_a_comment_opener_inside_code_hides_nothing() -> None:
+    assert targets("Use `<!--` here. See [[Real note]]") == [("Real note", "", None)]
+    assert targets("<!-- a ` tick --> [[After]] `x`") == [("After", "", None)]
