@@ -69,6 +69,7 @@ def test_chinese_japanese_korean_by_a_few_characters(notes: VaultService) -> Non
     assert titles(notes, "取消订单") == ["支付重试策略"]
     assert titles(notes, "再試行") == ["決済のリトライ"]
     assert titles(notes, "재시도") == ["결제 재시도 정책"]
+    assert titles(notes, "订单取消了吗")[0] == "支付重试策略"
     hit = notes.search("重试").results[0]
     assert hit.snippet == "支付**重试**策略"
 
