@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint format clean
+.PHONY: install run test lint format inspector clean
 
 install: $(STAMP)
 
@@ -25,6 +25,9 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(MAKE) lint
 	$(BIN)/pytest
+
+inspector: $(STAMP)
+	scripts/inspector_check.sh
 
 format: $(STAMP)
 	$(BIN)/ruff format memvault tests
