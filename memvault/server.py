@@ -24,8 +24,6 @@ from .model import Memory
 from .tool_models import (
     DateOut,
     Edited,
-    Hit,
-    Item,
     LinkEnd,
     LinkOut,
     LinkSide,
@@ -273,7 +271,7 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
     ) -> Annotated[CallToolResult, SearchOut]:
         with tool_errors():
             page = vault.search(query, limit, 0, category, tags)
-        out = SearchOut(results=[Hit(**vars(hit)) for hit in page.results], total=page.total)
+        out = SearchOut(results=page.results, total=page.total)
         lines = [f"{len(page.results)} of {page.total} memories match {query!r}."]
         for hit in page.results:
             lines.append(
@@ -300,10 +298,9 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
     ) -> Annotated[CallToolResult, ListOut]:
         with tool_errors():
             rows, total = vault.list_memories(category, tags, sort, limit, offset)
-        items = [Item(**{k: v for k, v in vars(r).items() if k != "problem"}) for r in rows]
-        lines = [f"{len(items)} of {total} memories (from {offset})."]
-        lines += [f"- {i.title} (id {i.id}, {i.path}, updated {i.updated_at})" for i in items]
-        return reply(ListOut(items=items, total=total), "\n".join(lines))
+        lines = [f"{len(rows)} of {total} memories (from {offset})."]
+        lines += [f"- {r.title} (id {r.id}, {r.path}, updated {r.updated_at})" for r in rows]
+        return reply(ListOut(items=rows, total=total), "\n".join(lines))
 
     def link_reply(change: LinkChange, done: str) -> CallToolResult:
         out = LinkOut(

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .index import NoteRow, SearchHit
+
 
 class Written(BaseModel):
     id: str
@@ -53,35 +55,13 @@ class Removed(BaseModel):
     removed_links: list[str] = Field(description="Memories whose links to this one were removed")
 
 
-class Hit(BaseModel):
-    id: str
-    title: str
-    path: str
-    category: str | None
-    tags: list[str]
-    score: float
-    snippet: str
-    updated_at: str | None
-
-
 class SearchOut(BaseModel):
-    results: list[Hit]
+    results: list[SearchHit]
     total: int
 
 
-class Item(BaseModel):
-    id: str
-    title: str
-    path: str
-    category: str | None
-    tags: list[str]
-    created_at: str | None
-    updated_at: str | None
-    last_reviewed: str | None
-
-
 class ListOut(BaseModel):
-    items: list[Item]
+    items: list[NoteRow]
     total: int
 
 

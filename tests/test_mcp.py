@@ -368,3 +368,31 @@ def test_stdio_keeps_stdout_for_protocol_only(vault_dir: Path) -> None:
     process.stdout.close()
     assert process.stderr is not None
     process.stderr.close()
+
+
+def test_serve_on_a_terminal_says_what_it_is_waiting_for(vault_dir: Path) -> None:
+    import os
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [*MEMVAULT, "--vault", str(vault_dir), "serve"],
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(),
+    )
+    try:
+        assert process.stderr is not None
+        hint = process.stderr.readline()
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        os.close(controller)
+        os.close(terminal)
+        for stream in (process.stdout, process.stderr):
+            if stream:
+                stream.close()
+    assert hint.startswith("memvault: speaking MCP on stdin/stdout")
+    assert "memvault serve --transport http" in hint
