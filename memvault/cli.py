@@ -25,7 +25,9 @@ from .views import (
     plain_text,
     rebuild_view,
     search_view,
+    sync_view,
 )
+from .watch import VaultWatcher
 
 EXIT_ERROR = 1
 
@@ -85,6 +87,19 @@ def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
         vault.close()
 
 
+@contextmanager
+def watching(vault: VaultService, enabled: bool) -> Iterator[None]:
+    if not enabled:
+        yield
+        return
+    watcher = VaultWatcher(vault)
+    watcher.start()
+    try:
+        yield
+    finally:
+        watcher.stop()
+
+
 def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -121,6 +136,25 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     click.echo(
         f"indexed {view['notes']} notes in {view['seconds']:.2f}s: {view['links']} links, "
         f"{view['unresolved_links']} unresolved, {view['attachments']} to attachments"
+    )
+    for item in view["skipped"]:
+        click.echo(f"  {item['path']}: {item['reason']}")
+
+
+@main.command()
+@json_option
+@click.pass_context
+def sync(ctx: click.Context, as_json: bool) -> None:
+    """Index only what changed on disk since the last pass (the full rebuild is `reindex`)."""
+    with service(ctx, fill=False) as vault:
+        summary = vault.sync()
+    view = sync_view(summary)
+    if as_json:
+        emit(view)
+        return
+    click.echo(
+        f"synced in {view['seconds']:.2f}s: {view['added']} added, {view['updated']} updated, "
+        f"{view['moved']} moved, {view['removed']} removed"
     )
     for item in view["skipped"]:
         click.echo(f"  {item['path']}: {item['reason']}")
@@ -403,13 +437,23 @@ def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
     show_default=True,
     help="Logs go to stderr.",
 )
+@click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
 @click.pass_context
 def serve(
-    ctx: click.Context, transport: str, host: str, port: int, token: str | None, log_level: str
+    ctx: click.Context,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    log_level: str,
+    no_watch: bool,
 ) -> None:
-    """Serve the vault to MCP clients (stdio by default, or streamable HTTP at /mcp)."""
+    """Serve the vault to MCP clients (stdio by default, or streamable HTTP at /mcp).
+
+    The index is synced with the files at start and, unless --no-watch, kept in step while
+    serving by watching the vault for edits made in Obsidian or any other program."""
     logging.getLogger().setLevel(log_level)
-    with service(ctx) as vault:
+    with service(ctx) as vault, watching(vault, not no_watch):
         server = build_server(vault, cast(LogLevel, log_level))
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"

@@ -189,6 +189,18 @@ class RebuildSummary:
     seconds: float = 0.0
 
 
+@dataclass
+class SyncSummary:
+    """What an incremental pass found: counts of files by what happened to them."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    moved: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+
 Progress = Callable[[int, int], None]
 
 
@@ -261,22 +273,118 @@ class Index:
 
     def upsert(self, path: str, text: str, info: FileInfo) -> Memory:
         """Index one file's text (after memvault wrote it, or a sync saw it change)."""
-        memory = memory_from(path, parse_document(text))
+        memory = memory_from(path, parse_document(text), info.mtime_ns)
         with self._transaction() as db:
-            old = db.execute("SELECT rowid FROM notes WHERE path = ?", (memory.path,)).fetchone()
-            if old is not None:
-                self._delete_rows(db, old[0])
-            rowid = self._insert(db, memory, info, text)
-            self._resolve(db, *_affected(memory, rowid, old[0] if old else None))
+            self._replace(db, memory, info, text)
         return memory
 
     def remove(self, path: str) -> None:
         """Forget a file; links that pointed at it dangle (or find another note)."""
         with self._transaction() as db:
-            row = db.execute("SELECT rowid FROM notes WHERE path = ?", (path,)).fetchone()
-            if row is not None:
-                self._delete_rows(db, row[0])
-                self._resolve(db, "target = ?", (row[0],))
+            self._drop(db, path)
+
+    def _replace(self, db: sqlite3.Connection, memory: Memory, info: FileInfo, text: str) -> None:
+        old = db.execute("SELECT rowid FROM notes WHERE path = ?", (memory.path,)).fetchone()
+        if old is not None:
+            self._delete_rows(db, old[0])
+        rowid = self._insert(db, memory, info, text)
+        self._resolve(db, *_affected(memory, rowid, old[0] if old else None))
+
+    def _drop(self, db: sqlite3.Connection, path: str) -> None:
+        row = db.execute("SELECT rowid FROM notes WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            self._delete_rows(db, row[0])
+            self._resolve(db, "target = ?", (row[0],))
+
+    def refresh(self, store: VaultStore, path: str) -> str:
+        """Bring one path up to date with the disk: 'added', 'updated', 'removed' or 'unchanged'.
+
+        A file that exists but cannot be read keeps its entry (reported as 'skipped').
+        """
+        info = store.stat(path)
+        state = self.file_state(path)
+        if info is None:
+            if state is None:
+                return "unchanged"
+            self.remove(path)
+            return "removed"
+        if state is not None and (state[0], state[1]) == (info.size, info.mtime_ns):
+            return "unchanged"
+        try:
+            text = store.load(info)
+        except MemvaultError:
+            return "skipped"
+        with self._transaction() as db:
+            self._apply(db, info, text, state)
+        return "added" if state is None else "updated"
+
+    def _apply(
+        self,
+        db: sqlite3.Connection,
+        info: FileInfo,
+        text: str,
+        state: tuple[int, int, str] | None,
+    ) -> str:
+        """Index a file the disk has changed; a mere touch (same hash) only records the stat."""
+        if state is not None and state[2] == content_hash(text):
+            db.execute(
+                "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?",
+                (info.size, info.mtime_ns, info.path),
+            )
+            return "touched"
+        self._replace(db, memory_from(info.path, parse_document(text), info.mtime_ns), info, text)
+        return "added" if state is None else "updated"
+
+    def sync(self, store: VaultStore) -> SyncSummary:
+        """Index only what changed on disk since the last pass: size and mtime first, then hash.
+
+        A file renamed outside memvault keeps its kept state (same id, or same content for a
+        note without an id). A file or folder that cannot be read is reported, never deleted.
+        """
+        started = time.perf_counter()
+        summary = SyncSummary()
+        indexed = {
+            r[0]: (int(r[1]), int(r[2]), str(r[3]), str(r[4]))
+            for r in self._query("SELECT path, size, mtime_ns, hash, id FROM notes")
+        }
+        seen: set[str] = set()
+        changed: list[FileInfo] = []
+        for info in store.walk(summary.skipped):
+            seen.add(info.path)
+            old = indexed.get(info.path)
+            if old is None or (old[0], old[1]) != (info.size, info.mtime_ns):
+                changed.append(info)
+        blocked = [s.path for s in summary.skipped]
+        gone = [p for p in indexed if p not in seen and not _inside_any(p, blocked)]
+        with self._transaction() as db:
+            new_ids: dict[str, str] = {}
+            for info in changed:
+                try:
+                    text = store.load(info)
+                except MemvaultError as exc:
+                    summary.skipped.append(Skipped(info.path, str(exc)))
+                    continue
+                state = indexed.get(info.path)
+                outcome = self._apply(db, info, text, state[:3] if state else None)
+                if outcome == "added":
+                    summary.added += 1
+                    new_ids[content_hash(text)] = info.path
+                elif outcome == "updated":
+                    summary.updated += 1
+            for path in gone:
+                moved_to = new_ids.pop(indexed[path][2], None)
+                if moved_to is None:
+                    summary.removed += 1
+                else:
+                    summary.moved += 1
+                    summary.added -= 1
+                    row = db.execute("SELECT id FROM notes WHERE path = ?", (moved_to,)).fetchone()
+                    db.execute(
+                        "UPDATE OR IGNORE usage SET id = ? WHERE id = ?", (row[0], indexed[path][3])
+                    )
+                self._drop(db, path)
+        summary.seconds = time.perf_counter() - started
+        return summary
 
     def rebuild(self, store: VaultStore, progress: Progress | None = None) -> RebuildSummary:
         """Make the index again from every file in the vault, in one transaction."""
@@ -292,7 +400,7 @@ class Index:
                 except MemvaultError as exc:
                     summary.skipped.append(Skipped(info.path, str(exc)))
                     continue
-                memory = memory_from(info.path, parse_document(text))
+                memory = memory_from(info.path, parse_document(text), info.mtime_ns)
                 if memory.problem:
                     summary.skipped.append(
                         Skipped(info.path, f"indexed read-only: {memory.problem}")
@@ -326,7 +434,7 @@ class Index:
                 memory.title,
                 json.dumps(tags, ensure_ascii=False),
                 memory.created_at,
-                memory.updated_at or _iso_from_ns(info.mtime_ns),
+                memory.updated_at,
                 memory.last_reviewed,
                 info.size,
                 info.mtime_ns,
@@ -686,5 +794,6 @@ def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[o
     )
 
 
-def _iso_from_ns(ns: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns / 1e9))
+def _inside_any(path: str, folders: list[str]) -> bool:
+    """Whether `path` is one of `folders` or lies below one of them ('.' is the whole vault)."""
+    return any(f in (".", path) or path.startswith(f + "/") for f in folders)

@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -106,6 +107,20 @@ class VaultStore:
                 if info is not None:
                     yield info
 
+    def stat(self, path: str) -> FileInfo | None:
+        """The file's size and mtime if `path` is a markdown file memvault would index, else None
+        (missing, in a dot-folder, not markdown, or a symlink out of the vault)."""
+        pure = PurePosixPath(path)
+        if any(part.startswith(".") for part in pure.parts) or pure.suffix.lower() != ".md":
+            return None
+        try:
+            full = self.absolute(path)
+        except Invalid:
+            return None
+        if not full.is_file():
+            return None
+        return self._info(full, None)
+
     def _info(self, full: Path, skipped: list[Skipped] | None) -> FileInfo | None:
         rel = full.relative_to(self.root).as_posix()
         try:
@@ -144,7 +159,7 @@ class VaultStore:
     def read(self, path: str) -> tuple[Memory, Document]:
         """A memory and the parsed document it came from (kept for byte-exact rewrites)."""
         doc = parse_document(self.read_text(path))
-        return memory_from(path, doc), doc
+        return memory_from(path, doc, self.info(path).mtime_ns), doc
 
     def info(self, path: str) -> FileInfo:
         """Size and modification time of a file, as a walk would report them."""
@@ -205,8 +220,12 @@ class VaultStore:
             folder = folder.parent
 
 
-def memory_from(path: str, doc: Document) -> Memory:
-    """Build the Memory record a file describes; hand-made files get a title and a stable id."""
+def memory_from(path: str, doc: Document, mtime_ns: int | None = None) -> Memory:
+    """Build the Memory record a file describes; hand-made files get a title and a stable id.
+
+    `updated_at` is the later of the frontmatter's and the file's modification time, so an edit
+    made in Obsidian (which leaves the frontmatter alone) still counts as a change.
+    """
     meta = doc.metadata
     title = meta.get("title")
     if not isinstance(title, str | int | float) or not str(title).strip():
@@ -221,12 +240,19 @@ def memory_from(path: str, doc: Document) -> Memory:
         tags=[t.lstrip("#") for t in _tag_list(meta.get("tags"))],
         aliases=aliases,
         created_at=_text_or_none(meta.get("created_at")),
-        updated_at=_text_or_none(meta.get("updated_at")),
+        updated_at=_later(_text_or_none(meta.get("updated_at")), mtime_ns),
         last_reviewed=_text_or_none(meta.get("last_reviewed")),
         metadata=meta,
         problem=doc.error,
         has_frontmatter=doc.frontmatter is not None,
     )
+
+
+def _later(stamp: str | None, mtime_ns: int | None) -> str | None:
+    if mtime_ns is None:
+        return stamp
+    modified = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime_ns // 1_000_000_000))
+    return modified if stamp is None or modified > stamp else stamp
 
 
 def content_hash(text: str) -> str:

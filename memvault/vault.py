@@ -15,7 +15,7 @@ from . import clock
 from .config import Settings
 from .document import Document
 from .errors import Conflict, Invalid, NotFound
-from .index import Index, LinkRow, NoteRow, Progress, RebuildSummary, SearchPage
+from .index import Index, LinkRow, NoteRow, Progress, RebuildSummary, SearchPage, SyncSummary
 from .links import LinkChange, LinkService
 from .markdown import BodyEdit, apply_edit, with_newline
 from .model import (
@@ -82,13 +82,16 @@ class VaultService:
 
     @classmethod
     def open(cls, settings: Settings, fill: bool = True) -> VaultService:
-        """Open (and create if needed) the vault and index; a new index is filled from the files
-        unless `fill` is off (for a caller about to rebuild anyway)."""
+        """Open (and create if needed) the vault and index, and bring the index up to date with
+        the files (a full build for a new index, else an incremental sync) unless `fill` is off
+        (for a caller about to rebuild anyway)."""
         store = VaultStore(settings.vault)
         store.ensure()
         index = Index(settings.index_file)
-        if index.fresh and fill:
+        if fill and index.fresh:
             index.rebuild(store)
+        elif fill:
+            index.sync(store)
         return cls(store, index, settings.limits)
 
     def close(self) -> None:
@@ -268,6 +271,14 @@ class VaultService:
 
     def rebuild(self, progress: Progress | None = None) -> RebuildSummary:
         return self.index.rebuild(self.store, progress)
+
+    def sync(self) -> SyncSummary:
+        """Index what changed on disk since the last pass (edits made outside memvault)."""
+        return self.index.sync(self.store)
+
+    def refresh(self, path: str) -> str:
+        """Bring one file's index entry up to date with the disk (the watcher's unit of work)."""
+        return self.index.refresh(self.store, path)
 
     def check(self, fix: bool = False) -> CheckReport:
         """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .index import LinkRow, NoteRow, RebuildSummary, SearchPage
+from .index import LinkRow, NoteRow, RebuildSummary, SearchPage, SyncSummary
 from .markdown import to_plain
 from .model import Memory
 from .vault import CheckReport
@@ -66,6 +66,17 @@ def rebuild_view(summary: RebuildSummary) -> dict[str, Any]:
         "links": summary.links,
         "unresolved_links": summary.unresolved_links,
         "attachments": summary.attachments,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
+        "seconds": round(summary.seconds, 3),
+    }
+
+
+def sync_view(summary: SyncSummary) -> dict[str, Any]:
+    return {
+        "added": summary.added,
+        "updated": summary.updated,
+        "moved": summary.moved,
+        "removed": summary.removed,
         "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
         "seconds": round(summary.seconds, 3),
     }
