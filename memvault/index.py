@@ -426,7 +426,7 @@ class Index:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.path,
-                _key(memory.path),
+                link_key(memory.path),
                 path.stem.lower(),
                 memory.title.lower(),
                 folder,
@@ -508,7 +508,7 @@ class Index:
         """Paths of the memories an identifier names exactly, by the first rule that matches:
         id, relative path, file stem, title, alias (all but the id case-insensitive)."""
         ident = identifier.strip()
-        key = _key(ident)
+        key = link_key(ident)
         for sql, value in (
             ("SELECT path FROM notes WHERE id = ? ORDER BY path", ident),
             ("SELECT path FROM notes WHERE path_key = ? ORDER BY path", key),
@@ -743,10 +743,16 @@ def _filters(category: str | None, tags: list[str] | None) -> tuple[str, list[ob
     return where, params
 
 
-def _key(target: str) -> str:
+def link_key(target: str) -> str:
     """The lower-case lookup key of a link target or path: no leading '/', no '.md'."""
     key = target.strip().replace("\\", "/").lstrip("/").lower()
     return key[:-3] if key.endswith(".md") else key
+
+
+def link_keys(source: str, link: Link) -> tuple[str, str, str | None, bool]:
+    """(key, last segment, key from the vault root, has a path) of a link in `source`."""
+    row = _link_row(0, _folder(source), link, False)
+    return row[3], row[4], row[5], bool(row[6])
 
 
 def _folder(path: str) -> str:
@@ -757,12 +763,12 @@ def _folder(path: str) -> str:
 def _link_row(
     source: int, folder: str, link: Link, related: bool
 ) -> tuple[int, str, str, str, str, str | None, int, int, int]:
-    key = _key(link.target)
+    key = link_key(link.target)
     alt: str | None = None
     if link.kind == "markdown" and (folder or key.startswith(".")):
         relative = posixpath.normpath(posixpath.join(folder.lower(), key))
         if not relative.startswith(".."):
-            key, alt = relative, _key(posixpath.normpath(link.target))
+            key, alt = relative, link_key(posixpath.normpath(link.target))
     elif link.kind == "markdown":
         key = posixpath.normpath(key)
     has_path = "/" in key
@@ -781,7 +787,7 @@ def _link_row(
 
 def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[object, ...]]:
     """Which links to resolve again after a note changed: its own, and those that may name it."""
-    keys = {_key(memory.path), PurePosixPath(memory.path).stem.lower(), memory.title.lower()}
+    keys = {link_key(memory.path), PurePosixPath(memory.path).stem.lower(), memory.title.lower()}
     keys |= {a.lower() for a in memory.aliases}
     marks = ", ".join("?" for _ in keys)
     where = f"source = ? OR target = ? OR key IN ({marks}) OR name = ? OR alt = ?"
@@ -790,7 +796,7 @@ def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[o
         old if old is not None else -1,
         *keys,
         PurePosixPath(memory.path).stem.lower(),
-        _key(memory.path),
+        link_key(memory.path),
     )
 
 

@@ -11,11 +11,12 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 from . import clock
 from .document import Document
 from .errors import Invalid
-from .index import Index, LinkRow
+from .index import Index, LinkRow, link_key, link_keys
 from .markdown import (
     Link,
     add_related,
@@ -91,24 +92,55 @@ class LinkService:
             return memory, False
         return self.touch(path, doc, body), True
 
-    def plan_retarget(self, old_path: str, new_path: str) -> list[tuple[str, Document, str]]:
-        """New bodies for every memory whose links point at `old_path`, pointed at `new_path`.
+    def rename(
+        self, memory: Memory, doc: Document, body: str, fields: dict[str, object], new_path: str
+    ) -> Memory:
+        """Move a memory to `new_path` with its new body and fields, then point every inbound
+        link at it. A journal entry written first lets `recover` finish the job after a crash."""
+        sources = [new_path if s == memory.path else s for s in self._sources(memory.path, True)]
+        entry = {"old": memory.path, "new": new_path, "keys": _keys_of(memory), "sources": sources}
+        name = self.store.journal_add(entry)
+        self.store.save(memory.path, doc, body, fields)
+        self.store.move(memory.path, new_path)
+        self.index.remove(memory.path)
+        moved = self.index.upsert(
+            new_path, self.store.read_text(new_path), self.store.info(new_path)
+        )
+        self._retarget(entry)
+        self.store.journal_done(name)
+        return moved
 
-        Planned before the move, while the index still resolves links to the old path.
-        """
-        plans = []
-        for source in self._sources(old_path):
+    def recover(self) -> list[str]:
+        """Finish renames a crash interrupted: point their inbound links at the new file."""
+        done = []
+        with self.store.lock():
+            for name, entry in self.store.journal():
+                if self.store.stat(entry["new"]) is not None:
+                    self.index.refresh(self.store, entry["new"])
+                    self.index.refresh(self.store, entry["old"])
+                    self._retarget(entry)
+                    done.append(f"finished renaming {entry['old']} to {entry['new']}")
+                self.store.journal_done(name)
+        return done
+
+    def _retarget(self, entry: dict[str, Any]) -> None:
+        """Rewrite links in the entry's sources that named the old file and now resolve nowhere."""
+        keys = set(entry["keys"])
+        for source in entry["sources"]:
+            if self.store.stat(source) is None:
+                continue
             memory, doc = self.store.read(source)
 
             def retarget(link: Link, source: str = source) -> str | None:
-                if self.index.resolve_link(source, link) != old_path:
+                if not _names(source, link, keys):
                     return None
-                return format_link(link, _new_target(link, source, new_path))
+                if self.index.resolve_link(source, link) is not None:
+                    return None
+                return format_link(link, _new_target(link, source, entry["new"]))
 
             body = rewrite_links(memory.body, retarget)
             if body != memory.body:
-                plans.append((source, doc, body))
-        return plans
+                self.touch(source, doc, body)
 
     def remove_inbound(self, path: str) -> list[str]:
         """Take every link to `path` out of other memories: list items go, prose keeps the text."""
@@ -140,8 +172,9 @@ class LinkService:
                 fixed.append((source, target))
         return fixed
 
-    def _sources(self, path: str) -> list[str]:
-        return sorted({row.source for row in self.index.backlinks(path)} - {path})
+    def _sources(self, path: str, include_self: bool = False) -> list[str]:
+        sources = {row.source for row in self.index.backlinks(path)}
+        return sorted(sources if include_self else sources - {path})
 
     def _points_to(self, source: str, target: str) -> Callable[[Link], bool]:
         return lambda link: self.index.resolve_link(source, link) == target
@@ -161,6 +194,22 @@ class LinkService:
             markdown=markdown,
             changed=changed,
         )
+
+
+def _keys_of(memory: Memory) -> list[str]:
+    """Every lower-case name a link may use for this memory: path, file name, title, aliases."""
+    return sorted(
+        {link_key(memory.path), memory.stem.lower(), memory.title.lower()}
+        | {alias.lower() for alias in memory.aliases}
+    )
+
+
+def _names(source: str, link: Link, keys: set[str]) -> bool:
+    """Whether `link`, written in `source`, names a note known by `keys`."""
+    key, name, alt, has_path = link_keys(source, link)
+    if key in keys or (alt is not None and alt in keys):
+        return True
+    return has_path and any(k.endswith("/" + key) for k in keys if "/" in k) and name in keys
 
 
 def _new_target(link: Link, source: str, new_path: str) -> str:

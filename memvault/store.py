@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import re
 import secrets
@@ -11,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -19,9 +22,12 @@ from .errors import Conflict, Invalid, NotFound, Unreadable
 from .markdown import headings
 from .model import Memory, derived_id, string_list
 
+log = logging.getLogger(__name__)
+
 STATE_DIR = ".memvault"
 LOCK_TIMEOUT = 30.0
-_TEMP_SUFFIX = ".memvault-tmp"
+TEMP_SUFFIX = ".memvault-tmp"
+LEFTOVER_AGE = 60.0
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,11 @@ class VaultStore:
         return self.absolute(path).exists()
 
     def walk(self, skipped: list[Skipped] | None = None) -> Iterator[FileInfo]:
-        """Every markdown file in the vault, skipping dot-folders and symlinks out of it."""
+        """Every markdown file in the vault, skipping dot-folders and symlinks out of it.
+
+        On the way it deletes memvault's own temp files that a crash left behind (older than
+        LEFTOVER_AGE seconds; a live writer's temp file lives for milliseconds).
+        """
         if not self.root.is_dir():
             raise Unreadable(f"the vault {self.root} does not exist or is not a folder")
 
@@ -101,6 +111,8 @@ class VaultStore:
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             base = Path(folder)
             for name in sorted(files):
+                if name.endswith(TEMP_SUFFIX):
+                    _remove_leftover(base / name)
                 if name.startswith(".") or not name.lower().endswith(".md"):
                     continue
                 info = self._info(base / name, skipped)
@@ -161,6 +173,33 @@ class VaultStore:
         doc = parse_document(self.read_text(path))
         return memory_from(path, doc, self.info(path).mtime_ns), doc
 
+    def journal_add(self, entry: dict[str, Any]) -> str:
+        """Record a multi-file operation before it starts, so a crash can be finished later."""
+        name = f"{time.time_ns()}-{secrets.token_hex(4)}.json"
+        self._journal_dir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self._journal_dir / name, json.dumps(entry, ensure_ascii=False))
+        return name
+
+    def journal(self) -> list[tuple[str, dict[str, Any]]]:
+        """Unfinished operations, oldest first (a garbled entry is dropped with a warning)."""
+        if not self._journal_dir.is_dir():
+            return []
+        entries = []
+        for file in sorted(self._journal_dir.glob("*.json")):
+            try:
+                entries.append((file.name, json.loads(file.read_text(encoding="utf-8"))))
+            except (OSError, ValueError):
+                log.warning("dropping unreadable journal entry %s", file)
+                file.unlink(missing_ok=True)
+        return entries
+
+    def journal_done(self, name: str) -> None:
+        (self._journal_dir / name).unlink(missing_ok=True)
+
+    @property
+    def _journal_dir(self) -> Path:
+        return self.state_dir / "journal"
+
     def info(self, path: str) -> FileInfo:
         """Size and modification time of a file, as a walk would report them."""
         stat = self.absolute(path).stat()
@@ -182,17 +221,7 @@ class VaultStore:
         """Write a file atomically: temp file in the same folder, fsync, then rename over."""
         full = self.absolute(path)
         full.parent.mkdir(parents=True, exist_ok=True)
-        temp = full.parent / f".{full.name}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
-        try:
-            with open(temp, "xb") as handle:
-                handle.write(text.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, full)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-        _fsync_folder(full.parent)
+        _atomic_write(full, text)
 
     def move(self, old: str, new: str) -> None:
         """Rename a file within the vault in one step, creating the target folder."""
@@ -274,6 +303,29 @@ def _first_heading(body: str) -> str | None:
 
 def _text_or_none(value: object) -> str | None:
     return None if value in (None, "") else str(value)
+
+
+def _remove_leftover(temp: Path) -> None:
+    try:
+        if time.time() - temp.stat().st_mtime > LEFTOVER_AGE:
+            temp.unlink()
+            log.info("removed %s, left by an interrupted write", temp)
+    except OSError:
+        pass
+
+
+def _atomic_write(full: Path, text: str) -> None:
+    temp = full.parent / f".{full.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    try:
+        with open(temp, "xb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, full)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_folder(full.parent)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -92,7 +92,10 @@ class VaultService:
             index.rebuild(store)
         elif fill:
             index.sync(store)
-        return cls(store, index, settings.limits)
+        vault = cls(store, index, settings.limits)
+        if fill:
+            vault.links.recover()
+        return vault
 
     def close(self) -> None:
         self.index.close()
@@ -230,15 +233,7 @@ class VaultService:
             fields["updated_at"] = clock.now_iso()
             if new_path == path:
                 return self.links.save(path, doc, body, fields)
-            plans = self.links.plan_retarget(path, new_path)
-            self.store.save(path, doc, body, fields)
-            self.store.move(path, new_path)
-            self.index.remove(path)
-            moved, _ = self.store.read(new_path)
-            self.index.upsert(new_path, self.store.read_text(new_path), self.store.info(new_path))
-            for source, source_doc, source_body in plans:
-                self.links.touch(source, source_doc, source_body)
-            return moved
+            return self.links.rename(memory, doc, body, fields, new_path)
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
         for part in (edit.content, edit.append, edit.prepend, edit.replace, edit.section):
@@ -284,6 +279,7 @@ class VaultService:
         """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter."""
         if fix:
             report = CheckReport()
+            report.fixed += self.links.recover()
             report.fixed += [f"linked back {b} -> {a}" for a, b in self.links.repair()]
             report.fixed += self._fix_duplicate_ids()
             found = self.check(fix=False)

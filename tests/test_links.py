@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.config import Settings
 from memvault.errors import Invalid
 from memvault.vault import VaultService
 
@@ -126,3 +127,27 @@ def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -
     vault.create("Future note", "here now")
     assert vault.index.dangling() == []
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]
+
+
+def test_a_rename_cut_short_is_finished_at_the_next_start(
+    vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault.create("Old name", "x")
+    write_file(vault_dir, "hand.md", "See [[old-name|this]] and [[Old name]].\n")
+    vault.sync()
+
+    def crash(self: object, entry: object) -> None:
+        raise KeyboardInterrupt("killed mid-rename")
+
+    monkeypatch.setattr("memvault.links.LinkService._retarget", crash)
+    with pytest.raises(KeyboardInterrupt):
+        vault.update("old-name", title="New name")
+    monkeypatch.undo()
+    assert (vault_dir / "new-name.md").exists()
+    assert (vault_dir / "hand.md").read_text() == "See [[old-name|this]] and [[Old name]].\n"
+    vault.close()
+    reopened = VaultService.open(Settings(vault=vault_dir))
+    assert (vault_dir / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
+    assert reopened.index.dangling() == []
+    assert not list((vault_dir / ".memvault" / "journal").iterdir())
+    reopened.close()
