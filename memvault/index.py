@@ -219,12 +219,15 @@ class Index:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        db: sqlite3.Connection | None = None
         try:
             db = self._connect()
             version = db.execute("PRAGMA user_version").fetchone()[0]
             db.execute("SELECT count(*) FROM notes_fts LIMIT 1").fetchone() if version else None
         except sqlite3.DatabaseError as exc:
             log.warning("index %s is unreadable (%s); rebuilding it", self.path, exc)
+            if db is not None:
+                db.close()
             self._discard()
             db = self._connect()
             version = 0

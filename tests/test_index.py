@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from memvault.config import Settings
 from memvault.vault import VaultService
@@ -95,3 +98,29 @@ def test_index_path_can_live_outside_the_vault(vault_dir: Path, tmp_path: Path) 
     assert (tmp_path / "elsewhere" / "i.sqlite3").exists()
     assert not (vault_dir / ".memvault" / "index.sqlite3").exists()
     vault.close()
+
+
+def test_a_truncated_or_older_index_is_rebuilt_with_one_log_line(
+    vault_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(vault=vault_dir)
+    first = VaultService.open(settings)
+    for i in range(300):
+        first.create(f"Note {i}", "kangaroo " * 200)
+    first.close()
+    data = settings.index_file.read_bytes()
+    settings.index_file.write_bytes(data[: len(data) // 2])
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        second = VaultService.open(settings)
+    assert second.search("kangaroo").total == 300
+    assert [r.message for r in caplog.records if "rebuilding" in r.message] == [
+        f"index {settings.index_file} is unreadable (database disk image is malformed); "
+        "rebuilding it"
+    ]
+    second.index._db.execute("PRAGMA user_version = 0")
+    second.close()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        third = VaultService.open(settings)
+    assert third.search("kangaroo").total == 300
+    third.close()
