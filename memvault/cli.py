@@ -5,17 +5,22 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from .config import DEFAULT_VAULT, Settings
+from . import clock
+from .config import DEFAULT_VAULT, ContextSettings, Settings
+from .context import build_briefing
 from .errors import MemvaultError
+from .exchange import dump, export_records, import_records, load
+from .index import Filter
 from .markdown import BodyEdit
 from .server import LogLevel, build_server
+from .sessions import save_session_notes
 from .transport import MCP_PATH, serve_http, serve_stdio
 from .vault import VaultService
 from .views import (
@@ -65,9 +70,31 @@ class Face(click.Group):
     default=None,
     help="SQLite index file [default: VAULT/.memvault/index.sqlite3].",
 )
+@click.option(
+    "--always",
+    envvar="MEMVAULT_ALWAYS",
+    default="gotcha",
+    show_default=True,
+    help="Categories the session briefing always surfaces, comma-separated.",
+)
+@click.option(
+    "--stale-days",
+    envvar="MEMVAULT_STALE_DAYS",
+    type=click.FloatRange(min=0, min_open=True),
+    default=90,
+    show_default=True,
+    help="Flag memories not reviewed for this many days.",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.pass_context
-def main(ctx: click.Context, vault: Path, index_path: Path | None, debug: bool) -> None:
+def main(
+    ctx: click.Context,
+    vault: Path,
+    index_path: Path | None,
+    always: str,
+    stale_days: float,
+    debug: bool,
+) -> None:
     """memvault: an assistant's long-term memory as a folder of markdown files."""
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
@@ -75,7 +102,9 @@ def main(ctx: click.Context, vault: Path, index_path: Path | None, debug: bool) 
         format="%(levelname)s %(name)s: %(message)s",
     )
     ctx.meta["memvault.debug"] = debug
-    ctx.obj = Settings(vault=vault, index_path=index_path)
+    always_categories = tuple(c.strip() for c in always.split(",") if c.strip())
+    context_settings = ContextSettings(always=always_categories, stale_days=stale_days)
+    ctx.obj = Settings(vault=vault, index_path=index_path, context=context_settings)
 
 
 @contextmanager
@@ -111,6 +140,31 @@ def read_content(content: str | None) -> str | None:
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+
+
+def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--category, --tag, --scope, --only-scope, --archived: which memories a command covers."""
+    for option in reversed(
+        (
+            click.option("--category", default=None, help="Only this category (and below it)."),
+            tag_option,
+            click.option("--scope", default=None, help="This scope's memories plus global ones."),
+            click.option("--only-scope", is_flag=True, help="With --scope: leave out global ones."),
+            click.option("--archived", is_flag=True, help="The archive instead of live memories."),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def make_filter(
+    category: str | None,
+    tags: tuple[str, ...],
+    scope: str | None,
+    only_scope: bool,
+    archived: bool,
+) -> Filter:
+    return Filter(category, tags, scope, only_scope, archived)
 
 
 @main.command()
@@ -164,29 +218,22 @@ def sync(ctx: click.Context, as_json: bool) -> None:
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--offset", default=0, type=click.IntRange(0))
-@click.option("--category", default=None)
-@tag_option
+@filter_options
 @json_option
 @click.pass_context
 def search(
-    ctx: click.Context,
-    query: str,
-    limit: int,
-    offset: int,
-    category: str | None,
-    tags: tuple[str, ...],
-    as_json: bool,
+    ctx: click.Context, /, query: str, limit: int, offset: int, as_json: bool, **filters: Any
 ) -> None:
     """Full-text search: plain questions, "exact phrases", prefix*, -excluded, OR."""
     with service(ctx) as vault:
-        page = vault.search(query, limit, offset, category, list(tags))
+        page = vault.search(query, limit, offset, make_filter(**filters))
     if as_json:
         emit(search_view(page))
         return
     if not page.results:
         click.echo("no results", err=True)
     for hit in page.results:
-        click.echo(f"{hit.score:8.2f}  {hit.title}  ({hit.path})")
+        click.echo(f"{hit.score:8.2f}  {hit.title}  ({hit.path}, updated {hit.age})")
         click.echo(f"          {' '.join(hit.snippet.split())}")
 
 
@@ -201,11 +248,20 @@ def search(
 )
 @click.pass_context
 def read(ctx: click.Context, identifier: str, fmt: str) -> None:
-    """Print a memory named by id, path, slug, title or alias."""
+    """Print a memory named by id, path, slug, title or alias (or, when none matches exactly,
+    the one it clearly means: a note on stderr gives the confidence)."""
     with service(ctx) as vault:
-        memory = vault.get(identifier)
+        found = vault.recall(identifier)
+        memory = found.memory
+        if found.confidence < 1.0:
+            click.echo(
+                f"note: no memory is named {identifier!r}; showing the closest, {memory.title!r} "
+                f"({found.matched_by} match, confidence {found.confidence:.2f})",
+                err=True,
+            )
         if fmt == "json":
-            emit(memory_view(memory, vault.outgoing(memory), vault.backlinks(memory)))
+            view = memory_view(memory, vault.outgoing(memory), vault.backlinks(memory))
+            emit({**view, "confidence": found.confidence, "matched_by": found.matched_by})
         elif fmt == "plain":
             click.echo(plain_text(memory), nl=False)
         else:
@@ -216,6 +272,10 @@ def read(ctx: click.Context, identifier: str, fmt: str) -> None:
 @click.option("--title", required=True)
 @click.option("--category", default=None)
 @tag_option
+@click.option("--scope", default=None, help="Project, account or fleet (omit: global).")
+@click.option("--expires-at", default=None, help="ISO date after which it is archived.")
+@click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--allow-duplicate", is_flag=True, help="Keep it even if it repeats another.")
 @click.argument("content", required=False, default="-")
 @json_option
 @click.pass_context
@@ -224,12 +284,25 @@ def write(
     title: str,
     category: str | None,
     tags: tuple[str, ...],
+    scope: str | None,
+    expires_at: str | None,
+    ttl_days: float | None,
+    allow_duplicate: bool,
     content: str,
     as_json: bool,
 ) -> None:
     """Write a new memory; CONTENT or `-` (the default) for standard input."""
     with service(ctx) as vault:
-        memory = vault.create(title, read_content(content) or "", list(tags), category)
+        memory = vault.create(
+            title,
+            read_content(content) or "",
+            list(tags),
+            category,
+            scope,
+            expires_at,
+            ttl_days,
+            allow_duplicate,
+        )
     if as_json:
         emit(
             {
@@ -355,30 +428,28 @@ def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
 
 
 @main.command(name="list")
-@click.option("--category", default=None)
-@tag_option
-@click.option("--sort", type=click.Choice(["updated", "created", "title"]), default="updated")
+@filter_options
+@click.option(
+    "--sort", type=click.Choice(["updated", "created", "title", "usage"]), default="updated"
+)
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
 @click.option("--offset", default=0, type=click.IntRange(0))
 @json_option
 @click.pass_context
 def list_(
-    ctx: click.Context,
-    category: str | None,
-    tags: tuple[str, ...],
-    sort: str,
-    limit: int,
-    offset: int,
-    as_json: bool,
+    ctx: click.Context, /, sort: str, limit: int, offset: int, as_json: bool, **filters: Any
 ) -> None:
-    """List memories, newest first by default."""
+    """List memories, newest first by default (--sort usage: most used first)."""
     with service(ctx) as vault:
-        rows, total = vault.list_memories(category, list(tags), sort, limit, offset)
+        rows, total = vault.list_memories(make_filter(**filters), sort, limit, offset)
     if as_json:
         emit({"items": [note_view(r) for r in rows], "total": total})
         return
     for row in rows:
-        click.echo(f"{row.updated_at or '':20}  {row.title}  ({row.path})")
+        click.echo(
+            f"{row.age:>16}  {row.title}  ({row.path}; reviewed {clock.age(row.last_reviewed)}"
+            f"; used {row.access_count}x)"
+        )
     click.echo(f"{len(rows)} of {total}", err=True)
 
 
@@ -412,6 +483,146 @@ def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
             click.echo("vault is clean")
     if not view["clean"]:
         ctx.exit(EXIT_ERROR)
+
+
+@main.command()
+@click.argument("identifier")
+@json_option
+@click.pass_context
+def verify(ctx: click.Context, identifier: str, as_json: bool) -> None:
+    """Mark a memory as reviewed now (it is still true)."""
+    with service(ctx) as vault:
+        memory = vault.verify(identifier)
+    if as_json:
+        emit({"id": memory.id, "path": memory.path, "last_reviewed": memory.last_reviewed})
+    else:
+        click.echo(f"verified {memory.path} at {memory.last_reviewed}")
+
+
+@main.command()
+@click.option("--scope", default=None)
+@click.option("--max-tokens", default=2000, show_default=True, type=click.IntRange(100))
+@json_option
+@click.pass_context
+def context(ctx: click.Context, scope: str | None, max_tokens: int, as_json: bool) -> None:
+    """The session briefing an assistant gets from get_context."""
+    settings = ctx.find_object(Settings) or Settings()
+    with service(ctx) as vault:
+        briefing = build_briefing(vault, scope, max_tokens, settings.context)
+    if as_json:
+        emit(
+            {
+                "briefing": briefing.text,
+                "tokens": briefing.tokens,
+                "items": [vars(item) for item in briefing.items],
+            }
+        )
+    else:
+        click.echo(briefing.text, nl=False)
+        click.echo(f"(about {briefing.tokens} tokens)", err=True)
+
+
+@main.command()
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts by category, scope and tag, never-used memories, vault size."""
+    with service(ctx) as vault:
+        figures = vault.index.stats()
+    if as_json:
+        emit(figures)
+        return
+    click.echo(f"{figures['memories']} memories, {figures['bytes']:,} bytes")
+    for key in ("by_category", "by_scope", "by_tag"):
+        counts = ", ".join(f"{name} {n}" for name, n in figures[key].items())
+        click.echo(f"{key.replace('_', ' ')}: {counts or '-'}")
+    never = figures["never_used"]
+    click.echo(f"never used: {len(never)}" + (f" ({', '.join(never[:10])}...)" if never else ""))
+
+
+@main.command()
+@click.option("--expired", is_flag=True, required=True, help="Archive memories past expires_at.")
+@json_option
+@click.pass_context
+def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
+    """Move expired memories to archive/ (never deleted; still readable)."""
+    with service(ctx) as vault:
+        moved = vault.archive_expired()
+    if as_json:
+        emit({"archived": moved})
+    else:
+        click.echo(f"archived {len(moved)} memories" + "".join(f"\n  {p}" for p in moved))
+
+
+@main.command(name="export")
+@click.option("--format", "fmt", type=click.Choice(["json", "jsonl"]), default="json")
+@filter_options
+@click.pass_context
+def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
+    """Print every memory (or the filtered ones) with metadata, links and usage."""
+    where = make_filter(**filters)
+    if not filters["archived"]:
+        where = Filter(where.category, where.tags, where.scope, where.only_scope, None)
+    with service(ctx) as vault:
+        for chunk in dump(export_records(vault, where), fmt):
+            click.echo(chunk, nl=False)
+
+
+@main.command(name="import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
+    """Import an export (JSON or JSON Lines): new ids are created, others reported."""
+    records = load(file.read())
+    with service(ctx) as vault:
+        report = import_records(vault, records)
+    if as_json:
+        emit(vars(report))
+    else:
+        click.echo(
+            f"created {len(report.created)}, unchanged {len(report.unchanged)}, "
+            f"conflicts {len(report.conflicts)}"
+        )
+        for conflict in report.conflicts:
+            click.echo(f"  conflict {conflict['id']} ({conflict['path']}): {conflict['reason']}")
+    if report.conflicts:
+        ctx.exit(EXIT_ERROR)
+
+
+@main.command(name="session-notes")
+@click.option("--summary", required=True)
+@click.option("--highlight", "highlights", multiple=True)
+@click.option("--decision", "decisions", multiple=True)
+@click.option("--next-step", "next_steps", multiple=True)
+@click.option("--scope", default=None)
+@json_option
+@click.pass_context
+def session_notes(
+    ctx: click.Context,
+    summary: str,
+    highlights: tuple[str, ...],
+    decisions: tuple[str, ...],
+    next_steps: tuple[str, ...],
+    scope: str | None,
+    as_json: bool,
+) -> None:
+    """Save dated session notes, linked with the memories they name."""
+    with service(ctx) as vault:
+        notes = save_session_notes(
+            vault, summary, list(highlights), list(next_steps), list(decisions), scope
+        )
+    if as_json:
+        emit(
+            {
+                "id": notes.memory.id,
+                "path": notes.memory.path,
+                "linked": [m.path for m in notes.linked],
+                "unresolved": notes.unresolved,
+            }
+        )
+    else:
+        click.echo(f"{notes.memory.id}  {notes.memory.path} (linked {len(notes.linked)})")
 
 
 @main.command()
@@ -453,8 +664,9 @@ def serve(
     The index is synced with the files at start and, unless --no-watch, kept in step while
     serving by watching the vault for edits made in Obsidian or any other program."""
     logging.getLogger().setLevel(log_level)
+    settings = ctx.find_object(Settings) or Settings()
     with service(ctx) as vault, watching(vault, not no_watch):
-        server = build_server(vault, cast(LogLevel, log_level))
+        server = build_server(vault, cast(LogLevel, log_level), settings.context)
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
             click.echo(

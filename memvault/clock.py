@@ -48,3 +48,39 @@ def zone_name(local: dt.datetime) -> str:
     except OSError:
         return local.tzname() or "UTC"
     return link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else local.tzname() or "UTC"
+
+
+def parse(stamp: str | None) -> dt.datetime | None:
+    """An ISO 8601 timestamp or date as an aware UTC datetime; None if absent or unreadable."""
+    if not stamp:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def age(stamp: str | None, since: dt.datetime | None = None) -> str:
+    """How long ago, as a person says it: 'just now', '5 minutes ago', '3 days ago'."""
+    moment = parse(stamp)
+    if moment is None:
+        return "unknown"
+    seconds = max(0, int(((since or now()) - moment).total_seconds()))
+    for unit, size in (
+        ("year", 365 * 86400),
+        ("month", 30 * 86400),
+        ("week", 7 * 86400),
+        ("day", 86400),
+        ("hour", 3600),
+        ("minute", 60),
+    ):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count > 1 else ''} ago"
+    return "just now"
+
+
+def days_since(stamp: str | None, since: dt.datetime | None = None) -> float | None:
+    moment = parse(stamp)
+    return None if moment is None else ((since or now()) - moment).total_seconds() / 86400

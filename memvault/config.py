@@ -13,12 +13,23 @@ INDEX_FILE = "index.sqlite3"
 
 
 @dataclass(frozen=True)
+class ContextSettings:
+    """What the session briefing surfaces: always-surface categories, what counts as recent,
+    and after how long a memory nobody verified is flagged."""
+
+    always: tuple[str, ...] = ("gotcha",)
+    recent_days: float = 7.0
+    stale_days: float = 90.0
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a memvault process needs to open a vault."""
 
     vault: Path = DEFAULT_VAULT
     index_path: Path | None = None
     limits: Limits = field(default_factory=Limits)
+    context: ContextSettings = field(default_factory=ContextSettings)
 
     @property
     def index_file(self) -> Path:

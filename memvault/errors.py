@@ -27,3 +27,11 @@ class Conflict(MemvaultError):
 
 class Unreadable(MemvaultError):
     """A file or the vault itself cannot be read."""
+
+
+class Duplicate(Conflict):
+    """A new memory would repeat an existing one (same title or near-identical content)."""
+
+    def __init__(self, message: str, existing_id: str):
+        super().__init__(message)
+        self.existing_id = existing_id

@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
+from . import clock
 from .document import parse_document
 from .errors import MemvaultError
 from .markdown import Link, find_links, find_tags, related_links
@@ -26,7 +28,7 @@ from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BATCH = 500
 # bm25 weights for (title, aliases, tags, body): a title match outranks a body match.
 WEIGHTS = (10.0, 6.0, 4.0, 1.0)
@@ -45,6 +47,8 @@ CREATE TABLE notes (
     created_at TEXT,
     updated_at TEXT,
     last_reviewed TEXT,
+    scope TEXT,                     -- project, account or fleet; NULL for a global memory
+    expires_at TEXT,                -- after this the memory moves to archive/
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL,
@@ -55,6 +59,8 @@ CREATE INDEX notes_stem ON notes(stem_key);
 CREATE INDEX notes_path_key ON notes(path_key);
 CREATE INDEX notes_title ON notes(title_key);
 CREATE INDEX notes_updated ON notes(updated_at);
+CREATE INDEX notes_scope ON notes(scope);
+CREATE INDEX notes_expires ON notes(expires_at) WHERE expires_at IS NOT NULL;
 CREATE TABLE aliases (note INTEGER NOT NULL, alias TEXT NOT NULL, alias_key TEXT NOT NULL);
 CREATE INDEX aliases_key ON aliases(alias_key);
 CREATE INDEX aliases_note ON aliases(note);
@@ -144,6 +150,9 @@ class SearchHit:
     score: float
     snippet: str
     updated_at: str | None
+    last_reviewed: str | None
+    scope: str | None
+    age: str
 
 
 @dataclass
@@ -164,7 +173,25 @@ class NoteRow:
     created_at: str | None
     updated_at: str | None
     last_reviewed: str | None
+    scope: str | None
+    expires_at: str | None
+    access_count: int
+    last_access: str | None
+    age: str
     problem: str | None
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which memories a search or a listing covers. Scoped memories are included with the
+    global (unscoped) ones unless `only_scope`. `archived`: False leaves out archived and
+    expired memories, True gives only archived ones, None gives every memory."""
+
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    scope: str | None = None
+    only_scope: bool = False
+    archived: bool | None = False
 
 
 @dataclass
@@ -425,8 +452,8 @@ class Index:
         ]
         cursor = db.execute(
             "INSERT INTO notes (path, path_key, stem_key, title_key, folder, id, title, tags,"
-            " created_at, updated_at, last_reviewed, size, mtime_ns, hash, problem)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, updated_at, last_reviewed, scope, expires_at, size, mtime_ns, hash,"
+            " problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.path,
                 link_key(memory.path),
@@ -439,6 +466,8 @@ class Index:
                 memory.created_at,
                 memory.updated_at,
                 memory.last_reviewed,
+                memory.scope,
+                memory.expires_at,
                 info.size,
                 info.mtime_ns,
                 content_hash(text),
@@ -553,15 +582,38 @@ class Index:
         return found[0] if found else None
 
     def note(self, path: str) -> NoteRow | None:
-        rows = self._query(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE path = ?", (path,))
+        rows = self._query(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id WHERE path = ?",
+            (path,),
+        )
         return _note_row(rows[0]) if rows else None
 
     def stem_taken(self, stem: str) -> bool:
         return bool(self._query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
 
-    def all_titles(self) -> list[tuple[str, str, str]]:
-        """(path, title, stem) of every note, for fuzzy suggestions."""
-        return [(r[0], r[1], r[2]) for r in self._query("SELECT path, title, stem_key FROM notes")]
+    def names(self, where: Filter = Filter(archived=None)) -> list[tuple[str, str]]:
+        """(path, name) for every title, file name and alias, for fuzzy recall."""
+        sql_where, params = _filters(where)
+        rows = self._query(
+            f"SELECT path, title FROM notes n WHERE 1 {sql_where}"
+            f" UNION ALL SELECT path, stem_key FROM notes n WHERE 1 {sql_where}"
+            " UNION ALL SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.rowid = a.note"
+            f" WHERE 1 {sql_where}",
+            params * 3,
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def with_all_words(self, words: list[str], limit: int) -> list[str]:
+        """Paths of notes containing every one of `words` (candidates for a duplicate)."""
+        if not words:
+            return []
+        expression = " AND ".join(f'"{w}"' for w in words)
+        rows = self._query(
+            "SELECT n.path FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
+            " WHERE notes_fts MATCH ? LIMIT ?",
+            (expression, limit),
+        )
+        return [r[0] for r in rows]
 
     def outgoing(self, path: str) -> list[LinkRow]:
         return self._links("s.path = ?", path)
@@ -579,33 +631,28 @@ class Index:
         return [LinkRow(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in rows]
 
     def search(
-        self,
-        text: str,
-        limit: int = 10,
-        offset: int = 0,
-        category: str | None = None,
-        tags: list[str] | None = None,
+        self, text: str, limit: int = 10, offset: int = 0, where: Filter = Filter()
     ) -> SearchPage:
         """Notes matching a query, best first: all the query's words, then any of them."""
         query = parse_query(text)
         if query.empty or limit <= 0:
             return SearchPage([], 0)
-        where, params = _filters(category, tags)
+        sql_where, params = _filters(where)
         strict, loose = query.strict(), query.loose()
         tiers = [strict] if strict == loose else [strict, f"{loose} NOT {strict}"]
         results: list[SearchHit] = []
         skip = max(offset, 0)
         for expression in tiers:
-            count = self._count(expression, where, params)
+            count = self._count(expression, sql_where, params)
             if skip >= count:
                 skip -= count
                 continue
             want = limit - len(results)
-            results += self._hits(expression, where, params, want, skip)
+            results += self._hits(expression, sql_where, params, want, skip)
             skip = 0
             if len(results) >= limit:
                 break
-        total = self._count(loose, where, params)
+        total = self._count(loose, sql_where, params)
         return SearchPage(results, total)
 
     def _count(self, expression: str, where: str, params: list[object]) -> int:
@@ -624,6 +671,7 @@ class Index:
             f"SELECT {_NOTE_COLUMNS}, bm25(notes_fts, {weights}) AS rank,"
             " snippet(notes_fts, -1, '**', '**', '…', 16) AS snip"
             " FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
+            " LEFT JOIN usage u ON u.id = n.id"
             f" WHERE notes_fts MATCH ? {where} ORDER BY rank LIMIT ? OFFSET ?",
             [expression, *params, limit, offset],
         )
@@ -640,34 +688,95 @@ class Index:
                     score=round(-float(row["rank"]), 4),
                     snippet=display_text(row["snip"] or ""),
                     updated_at=note.updated_at,
+                    last_reviewed=note.last_reviewed,
+                    scope=note.scope,
+                    age=note.age,
                 )
             )
         return hits
 
     def list_notes(
-        self,
-        category: str | None = None,
-        tags: list[str] | None = None,
-        sort: str = "updated",
-        limit: int = 50,
-        offset: int = 0,
+        self, where: Filter = Filter(), sort: str = "updated", limit: int = 50, offset: int = 0
     ) -> tuple[list[NoteRow], int]:
         """A page of notes in the order asked for, and how many match in all."""
-        order = {
-            "updated": "n.updated_at DESC, n.path",
-            "created": "n.created_at DESC, n.path",
-            "title": "n.title_key, n.path",
-        }.get(sort)
+        order = SORTS.get(sort)
         if order is None:
             raise ValueError(f"unknown sort {sort!r}")
-        where, params = _filters(category, tags)
+        sql_where, params = _filters(where)
         rows = self._query(
-            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE 1 {where}"
-            f" ORDER BY {order} LIMIT ? OFFSET ?",
+            f"SELECT {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            f" WHERE 1 {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, max(limit, 0), max(offset, 0)],
         )
-        total = self._query(f"SELECT count(*) FROM notes n WHERE 1 {where}", params)[0][0]
+        total = self._query(f"SELECT count(*) FROM notes n WHERE 1 {sql_where}", params)[0][0]
         return [_note_row(r) for r in rows], int(total)
+
+    def record_access(self, ids: Iterable[str]) -> None:
+        """Count one use of each memory (read, or returned by search or context): kept state."""
+        unique = sorted(set(ids))
+        if not unique:
+            return
+        now = clock.now_iso()
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT INTO usage (id, access_count, last_access) VALUES (?, 1, ?)"
+                " ON CONFLICT(id) DO UPDATE SET access_count = access_count + 1,"
+                " last_access = excluded.last_access",
+                [(i, now) for i in unique],
+            )
+
+    def usage(self) -> dict[str, tuple[int, str | None]]:
+        """Kept state for export: id -> (access count, last access)."""
+        rows = self._query("SELECT id, access_count, last_access FROM usage")
+        return {r[0]: (int(r[1]), r[2]) for r in rows}
+
+    def restore_usage(self, memory_id: str, count: int, last_access: str | None) -> None:
+        """Set a memory's kept state (import), never lowering a count already here."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO usage (id, access_count, last_access) VALUES (?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET access_count = max(access_count,"
+                " excluded.access_count), last_access = max(coalesce(last_access, ''),"
+                " coalesce(excluded.last_access, ''))",
+                (memory_id, count, last_access),
+            )
+
+    def expired(self, now: str) -> list[str]:
+        """Paths of memories past their `expires_at` that are not archived yet."""
+        rows = self._query(
+            "SELECT path FROM notes WHERE expires_at IS NOT NULL AND expires_at <= ?"
+            f" AND NOT {_ARCHIVED} ORDER BY path",
+            (now,),
+        )
+        return [r[0] for r in rows]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by category, scope and tag; never-used memories; files and bytes."""
+
+        def counts(sql: str) -> dict[str, int]:
+            return {str(r[0]): int(r[1]) for r in self._query(sql)}
+
+        never = self._query(
+            "SELECT n.path FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            " WHERE coalesce(u.access_count, 0) = 0 ORDER BY n.path"
+        )
+        totals = self._query("SELECT count(*), coalesce(sum(size), 0) FROM notes")[0]
+        return {
+            "memories": int(totals[0]),
+            "bytes": int(totals[1]),
+            "by_category": counts(
+                "SELECT CASE folder WHEN '' THEN '(none)' ELSE folder END, count(*) FROM notes"
+                " GROUP BY 1 ORDER BY 2 DESC, 1"
+            ),
+            "by_scope": counts(
+                "SELECT coalesce(scope, '(global)'), count(*) FROM notes GROUP BY 1"
+                " ORDER BY 2 DESC, 1"
+            ),
+            "by_tag": counts(
+                "SELECT lower(tag), count(DISTINCT note) FROM tags GROUP BY 1 ORDER BY 2 DESC, 1"
+            ),
+            "never_used": [r[0] for r in never],
+        }
 
     def dangling(self) -> list[tuple[str, str]]:
         """(source path, target as written) of every link that resolves to no note."""
@@ -711,8 +820,18 @@ class Index:
 
 _NOTE_COLUMNS = (
     "n.id, n.title, n.path, n.folder, n.tags, n.created_at, n.updated_at, n.last_reviewed,"
+    " n.scope, n.expires_at, coalesce(u.access_count, 0) AS access_count, u.last_access,"
     " n.problem"
 )
+ARCHIVE = "archive"
+_ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
+SORTS = {
+    "updated": "n.updated_at DESC, n.path",
+    "created": "n.created_at DESC, n.path",
+    "title": "n.title_key, n.path",
+    "usage": "access_count DESC, u.last_access DESC, n.path",
+    "reviewed": "coalesce(n.last_reviewed, n.created_at, n.updated_at), n.path",
+}
 
 
 def _note_row(row: sqlite3.Row) -> NoteRow:
@@ -725,13 +844,33 @@ def _note_row(row: sqlite3.Row) -> NoteRow:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         last_reviewed=row["last_reviewed"],
+        scope=row["scope"],
+        expires_at=row["expires_at"],
+        access_count=int(row["access_count"]),
+        last_access=row["last_access"],
+        age=clock.age(row["updated_at"]),
         problem=row["problem"],
     )
 
 
-def _filters(category: str | None, tags: list[str] | None) -> tuple[str, list[object]]:
-    where = ""
+def _filters(filter: Filter) -> tuple[str, list[object]]:
+    """SQL conditions (each starting with AND) and their parameters for a Filter."""
+    archived = _ARCHIVED.replace("folder", "n.folder")
     params: list[object] = []
+    if filter.archived is None:
+        where = ""
+    elif filter.archived:
+        where = f" AND {archived}"
+    else:
+        where = f" AND NOT {archived} AND (n.expires_at IS NULL OR n.expires_at > ?)"
+        params.append(clock.now_iso())
+    if filter.scope:
+        where += " AND (n.scope = ? COLLATE NOCASE" + (
+            ")" if filter.only_scope else " OR n.scope IS NULL)"
+        )
+        params.append(filter.scope)
+    category = filter.category
+    tags = filter.tags
     if category:
         folder = category.strip("/").lower()
         where += " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"

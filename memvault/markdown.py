@@ -319,6 +319,15 @@ def _append(body: str, text: str) -> str:
     return (before + "\n\n" if before else "") + text + "\n" + body[start:]
 
 
+def first_line(body: str, limit: int = 200) -> str:
+    """The first line of text in a body, without heading marks: a one-line preview."""
+    for line in body.splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text[:limit]
+    return ""
+
+
 def to_plain(body: str) -> str:
     """Readable text without markdown syntax: links as their text, no emphasis or heading marks."""
     text = rewrite_links(body, lambda link: link.display)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -12,7 +13,17 @@ from slugify import slugify
 
 from .errors import Invalid, TooLarge
 
-OWNED_KEYS = ("id", "title", "category", "tags", "created_at", "updated_at", "last_reviewed")
+OWNED_KEYS = (
+    "id",
+    "title",
+    "category",
+    "scope",
+    "tags",
+    "created_at",
+    "updated_at",
+    "last_reviewed",
+    "expires_at",
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029\ufeff]")
 _TAG_STRIP = "#, \t"
 _DERIVED_ID = uuid.UUID("6f1c2a52-8f0e-4f54-9d1e-4c3b7a1d2e90")
@@ -41,6 +52,8 @@ class Memory:
     created_at: str | None = None
     updated_at: str | None = None
     last_reviewed: str | None = None
+    scope: str | None = None
+    expires_at: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None
     has_frontmatter: bool = True
@@ -139,6 +152,32 @@ def clean_category(category: str | None) -> str | None:
     if not parts:
         raise Invalid(f"category {category!r} has no usable name; use letters or digits")
     return "/".join(parts)
+
+
+def clean_scope(scope: str | None) -> str | None:
+    """A scope (project, account or fleet name): one trimmed line, or None for global."""
+    if scope is None or not str(scope).strip():
+        return None
+    cleaned = " ".join(_CONTROL.sub(" ", str(scope)).split())
+    if len(cleaned) > 100:
+        raise TooLarge(f"scope is {len(cleaned)} characters; the limit is 100")
+    return cleaned
+
+
+def clean_expiry(expires_at: str | None) -> str | None:
+    """An expiry as memvault writes timestamps (UTC, to the second), or a clear error."""
+    if expires_at is None or not str(expires_at).strip():
+        return None
+    text = str(expires_at).strip()
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise Invalid(
+            f"expires_at {text!r} is not an ISO date; use e.g. 2025-01-31 or 2025-01-31T12:00:00Z"
+        ) from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def string_list(value: Any) -> list[str]:

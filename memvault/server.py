@@ -16,14 +16,21 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from . import __version__, clock
+from .config import ContextSettings
+from .context import build_briefing
 from .errors import MemvaultError
-from .index import LinkRow
+from .exchange import dump, export_records
+from .index import Filter, LinkRow
 from .links import LinkChange
-from .markdown import BodyEdit
+from .markdown import BodyEdit, first_line
 from .model import Memory
+from .sessions import save_session_notes
 from .tool_models import (
+    ContextItem,
+    ContextOut,
     DateOut,
     Edited,
+    ExportOut,
     LinkEnd,
     LinkOut,
     LinkSide,
@@ -32,6 +39,8 @@ from .tool_models import (
     Removed,
     SearchOut,
     Section,
+    SessionOut,
+    Verified,
     Written,
 )
 from .vault import VaultService
@@ -52,6 +61,14 @@ memvault is your long-term memory: markdown notes in a folder a person also read
   delete a memory unless asked.
 - get_current_date gives today's date for timestamps and relative dates.
 """
+
+CATEGORY_GUIDE = (
+    "gotcha (a trap to avoid; surfaced at every session start), pattern (a way of doing "
+    "things that works), schema (data shapes, tables, APIs), account-info (accounts, "
+    "endpoints, who owns what; never secrets), error-resolution (an error and its fix), "
+    "performance (measurements, limits), decision (what was decided and why), preference "
+    "(how the user likes things done), session (session notes)"
+)
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
@@ -96,7 +113,11 @@ def link_side(memory: Memory, rows: list[LinkRow]) -> LinkSide:
     return LinkSide(id=memory.id, title=memory.title, path=memory.path, links=link_ends(rows))
 
 
-def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPServer:
+def build_server(
+    vault: VaultService,
+    log_level: LogLevel = "WARNING",
+    context_settings: ContextSettings | None = None,
+) -> MCPServer:
     """An MCP server whose tools and resources act on `vault`."""
     mcp = MCPServer("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
 
@@ -105,11 +126,14 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         title="Write a memory",
         annotations=WRITE,
         description=(
-            "Save a new memory: one durable fact, decision, gotcha, fix or preference per memory, "
-            "with a specific title. category is a folder such as decision, gotcha, pattern, "
-            "error-resolution, preference, schema, account-info, performance or session. "
+            "Save a new memory: one durable fact, decision, gotcha, fix or preference per "
+            "memory, with a specific title. category: " + CATEGORY_GUIDE + " (others allowed). "
+            "scope: the project, account or fleet it belongs to (omit for a global memory). "
+            "expires_at (ISO date) or ttl_days for something true only for a while; it then "
+            "moves to archive/. A memory with the same title or near-identical content is "
+            "refused with the existing id (edit that one instead, or allow_duplicate=true). "
             'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
-            'tags=["payments"], category="decision")'
+            'tags=["payments"], category="decision", scope="shop")'
         ),
     )
     def write_mem(
@@ -117,9 +141,15 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         content: str,
         tags: list[str] = [],  # noqa: B006 - the public default; pydantic copies it per call
         category: str | None = None,
+        scope: str | None = None,
+        expires_at: str | None = None,
+        ttl_days: Annotated[float, Field(gt=0)] | None = None,
+        allow_duplicate: bool = False,
     ) -> Annotated[CallToolResult, Written]:
         with tool_errors():
-            memory = vault.create(title, content, tags, category)
+            memory = vault.create(
+                title, content, tags, category, scope, expires_at, ttl_days, allow_duplicate
+            )
         return reply(
             Written(
                 id=memory.id, title=memory.title, path=memory.path, created_at=memory.created_at
@@ -132,17 +162,20 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         title="Read a memory",
         annotations=READ,
         description=(
-            "Read one memory by id, path, slug, title or alias. format: markdown (default), "
-            "plain (no markdown syntax) or json (every field, with raw frontmatter). An inexact "
-            "name fails with the closest matches and their scores. "
-            'Example: read_mem(identifier="payment-retries")'
+            "Read one memory by id, path, slug, title or alias. An inexact name or key returns "
+            "the memory it clearly means, with confidence < 1 (substring 0.85+, typo 0.6+, a "
+            "match in the text 0.5 or less); when no match is clearly ahead it fails with the "
+            "candidates and their scores. Prefix category: to look in one category "
+            "(gotcha:deploy). format: markdown (default), plain (no markdown syntax) or json "
+            '(every field, with raw frontmatter). Example: read_mem(identifier="payment-retries")'
         ),
     )
     def read_mem(
         identifier: str, format: Literal["markdown", "plain", "json"] = "markdown"
     ) -> Annotated[CallToolResult, MemoryOut]:
         with tool_errors():
-            memory = vault.get(identifier)
+            found = vault.recall(identifier)
+            memory = found.memory
             view = memory_view(memory, vault.outgoing(memory), vault.backlinks(memory))
             backlinks = [vault.index.note(path) for path in view["backlinks"]]
         out = MemoryOut(
@@ -162,6 +195,12 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
             content=memory.body,
             links=link_ends(vault.outgoing(memory)),
             backlinks=[LinkEnd(id=n.id, title=n.title, path=n.path) for n in backlinks if n],
+            scope=memory.scope,
+            expires_at=memory.expires_at,
+            age=clock.age(memory.updated_at),
+            reviewed=clock.age(memory.last_reviewed),
+            confidence=found.confidence,
+            matched_by=found.matched_by,
         )
         if format == "plain":
             out.content = plain_text(memory)
@@ -173,7 +212,13 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
                 memory.problem,
             )
             return reply(out, json.dumps(out.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        return reply(out, _markdown_text(out))
+        text = _markdown_text(out)
+        if found.confidence < 1.0:
+            text = (
+                f"No memory is named {identifier!r}; the closest ({found.matched_by} match, "
+                f"confidence {found.confidence:.2f}) is:\n\n{text}"
+            )
+        return reply(out, text)
 
     @mcp.tool(
         name="edit_mem",
@@ -259,7 +304,9 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         description=(
             "Full-text search over every memory, best first. Ask in plain words; also supports "
             '"exact phrase", prefix*, -excluded and OR. Filter by category or tags (all must '
-            "match). Search before answering about earlier work or decisions. "
+            "match); scope gives that scope's memories plus global ones (only_scope: just the "
+            "scope's). Archived and expired memories are left out unless archived=true. Search "
+            "before answering about earlier work or decisions. "
             'Example: search_mem(query="payment retry policy", category="decision")'
         ),
     )
@@ -268,14 +315,19 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         limit: Annotated[int, Field(ge=1, le=100)] = 10,
         category: str | None = None,
         tags: list[str] | None = None,
+        scope: str | None = None,
+        only_scope: bool = False,
+        archived: bool = False,
     ) -> Annotated[CallToolResult, SearchOut]:
+        where = Filter(category, tuple(tags or ()), scope, only_scope, archived)
         with tool_errors():
-            page = vault.search(query, limit, 0, category, tags)
+            page = vault.search(query, limit, 0, where)
         out = SearchOut(results=page.results, total=page.total)
         lines = [f"{len(page.results)} of {page.total} memories match {query!r}."]
         for hit in page.results:
             lines.append(
-                f"- {hit.title} (id {hit.id}, {hit.path}): {' '.join(hit.snippet.split())}"
+                f"- {hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, reviewed "
+                f"{clock.age(hit.last_reviewed)}): {' '.join(hit.snippet.split())}"
             )
         return reply(out, "\n".join(lines))
 
@@ -284,22 +336,32 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         title="List memories",
         annotations=READ,
         description=(
-            "List memories without a query, newest first (sort: updated, created or title), "
-            "optionally in one category or with all of the given tags; page with limit/offset. "
+            "List memories without a query, newest first (sort: updated, created, title, or "
+            "usage: most used first), optionally in one category, with all of the given tags, "
+            "or in a scope (plus global ones unless only_scope); archived=true lists the "
+            "archive instead. Page with limit/offset. "
             'Example: list_mem(category="gotcha", limit=20)'
         ),
     )
     def list_mem(
         category: str | None = None,
         tags: list[str] | None = None,
-        sort: Literal["updated", "created", "title"] = "updated",
+        sort: Literal["updated", "created", "title", "usage"] = "updated",
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
         offset: Annotated[int, Field(ge=0)] = 0,
+        scope: str | None = None,
+        only_scope: bool = False,
+        archived: bool = False,
     ) -> Annotated[CallToolResult, ListOut]:
+        where = Filter(category, tuple(tags or ()), scope, only_scope, archived)
         with tool_errors():
-            rows, total = vault.list_memories(category, tags, sort, limit, offset)
+            rows, total = vault.list_memories(where, sort, limit, offset)
         lines = [f"{len(rows)} of {total} memories (from {offset})."]
-        lines += [f"- {r.title} (id {r.id}, {r.path}, updated {r.updated_at})" for r in rows]
+        lines += [
+            f"- {r.title} (id {r.id}, {r.path}, updated {r.age}, reviewed "
+            f"{clock.age(r.last_reviewed)}, used {r.access_count}x)"
+            for r in rows
+        ]
         return reply(ListOut(items=rows, total=total), "\n".join(lines))
 
     def link_reply(change: LinkChange, done: str) -> CallToolResult:
@@ -360,6 +422,129 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         out = DateOut(date=date, format=format, timezone=zone, utc_offset=offset)
         return reply(out, f"{date} ({zone}, UTC{offset})")
 
+    @mcp.tool(
+        name="verify_mem",
+        title="Mark a memory as still true",
+        annotations=IDEMPOTENT,
+        description=(
+            "Record that you checked a memory and it is still true (sets last_reviewed to "
+            "now). Use it on memories the briefing flags as not reviewed for a long time, "
+            'after confirming them. Example: verify_mem(id="deploy-order")'
+        ),
+    )
+    def verify_mem(id: str) -> Annotated[CallToolResult, Verified]:
+        with tool_errors():
+            memory = vault.verify(id)
+        return reply(
+            Verified(
+                id=memory.id,
+                title=memory.title,
+                path=memory.path,
+                last_reviewed=memory.last_reviewed,
+            ),
+            f"Verified {memory.title!r} at {memory.last_reviewed}.",
+        )
+
+    @mcp.tool(
+        name="get_context",
+        title="Session briefing",
+        annotations=READ,
+        description=(
+            "Call at the start of a session: a compact briefing of what to know — gotchas, "
+            "memories of this scope, what changed in the last 7 days, and memories not "
+            "reviewed for a long time — each with its age and id, within max_tokens. "
+            'Example: get_context(scope="shop", max_tokens=1500)'
+        ),
+    )
+    def get_context(
+        scope: str | None = None, max_tokens: Annotated[int, Field(ge=100, le=50_000)] = 2000
+    ) -> Annotated[CallToolResult, ContextOut]:
+        with tool_errors():
+            briefing = build_briefing(vault, scope, max_tokens, context_settings)
+        items = [
+            ContextItem(
+                id=i.id,
+                title=i.title,
+                category=i.category,
+                section=i.section,
+                age=i.age,
+                stale=i.stale,
+            )
+            for i in briefing.items
+        ]
+        return reply(
+            ContextOut(briefing=briefing.text, tokens=briefing.tokens, items=items),
+            briefing.text + f"\n(about {briefing.tokens} tokens)",
+        )
+
+    @mcp.tool(
+        name="export_mem",
+        title="Export memories",
+        annotations=READ,
+        description=(
+            "Export memories with their metadata, links and usage as JSON, optionally only a "
+            "category, tags or scope (archived ones too with include_archived). For backups or "
+            'moving memories elsewhere. Example: export_mem(scope="shop")'
+        ),
+    )
+    def export_mem(
+        category: str | None = None,
+        tags: list[str] | None = None,
+        scope: str | None = None,
+        include_archived: bool = False,
+    ) -> Annotated[CallToolResult, ExportOut]:
+        where = Filter(
+            category, tuple(tags or ()), scope, False, None if include_archived else False
+        )
+        with tool_errors():
+            records = list(export_records(vault, where))
+        out = ExportOut(memories=records, count=len(records))
+        return reply(out, "".join(dump(records, "json")))
+
+    @mcp.tool(
+        name="save_session_notes",
+        title="Save session notes",
+        annotations=WRITE,
+        description=(
+            "At the end of a session, save what happened: a summary, and optionally "
+            "highlights, decisions and next steps. Name the memories involved as "
+            "[[wikilinks]] or ids and the notes get linked with them both ways. "
+            'Example: save_session_notes(summary="Fixed the flaky deploy; see '
+            '[[deploy-order]]", next_steps=["Add a canary"])'
+        ),
+    )
+    def save_session_notes_tool(
+        summary: str,
+        highlights: list[str] | None = None,
+        next_steps: list[str] | None = None,
+        decisions: list[str] | None = None,
+        scope: str | None = None,
+    ) -> Annotated[CallToolResult, SessionOut]:
+        with tool_errors():
+            notes = save_session_notes(vault, summary, highlights, next_steps, decisions, scope)
+        memory = notes.memory
+        linked = [LinkEnd(id=m.id, title=m.title, path=m.path) for m in notes.linked]
+        out = SessionOut(
+            id=memory.id,
+            title=memory.title,
+            path=memory.path,
+            linked=linked,
+            unresolved=notes.unresolved,
+        )
+        text = f"Saved {memory.title!r} ({memory.path}), linked with {len(linked)} memories."
+        if notes.unresolved:
+            text += f" Not found: {', '.join(notes.unresolved)}."
+        return reply(out, text)
+
+    @mcp.resource(
+        "memvault://context",
+        name="context",
+        description="The session briefing (get_context with no scope).",
+        mime_type="text/markdown",
+    )
+    def context_resource() -> str:
+        return build_briefing(vault, None, 2000, context_settings).text
+
     @mcp.resource(
         "memvault://memory/{id}",
         name="memory",
@@ -384,8 +569,7 @@ def build_server(vault: VaultService, log_level: LogLevel = "WARNING") -> MCPSer
         for row in rows:
             memory = vault.get(row.path)
             lines.append(
-                f"- **{row.title}** (id {row.id}, updated {row.updated_at}): "
-                f"{_first_line(memory.body)}"
+                f"- **{row.title}** (id {row.id}, updated {row.age}): {first_line(memory.body)}"
             )
         return "\n".join(lines) + "\n"
 
@@ -400,11 +584,3 @@ def _markdown_text(out: MemoryOut) -> str:
     if out.backlinks:
         meta.append("backlinks: " + ", ".join(b.title or b.path or "" for b in out.backlinks))
     return f"# {out.title}\n({'; '.join(meta)})\n\n{out.content}"
-
-
-def _first_line(body: str) -> str:
-    for line in body.splitlines():
-        text = line.strip().lstrip("#").strip()
-        if text:
-            return text[:160]
-    return ""

@@ -38,6 +38,12 @@ class MemoryOut(BaseModel):
     path: str
     links: list[LinkEnd]
     backlinks: list[LinkEnd]
+    scope: str | None = None
+    expires_at: str | None = None
+    age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
+    reviewed: str = Field(description="How long ago it was last verified")
+    confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
+    matched_by: str = Field(description="exact, name (fuzzy) or content")
     aliases: list[str] | None = None
     frontmatter: dict[str, Any] | None = None
     problem: str | None = None
@@ -91,3 +97,38 @@ class Section(BaseModel):
 
     heading: str
     content: str
+
+
+class Verified(BaseModel):
+    id: str
+    title: str
+    path: str
+    last_reviewed: str | None
+
+
+class ContextItem(BaseModel):
+    id: str
+    title: str
+    category: str | None
+    section: str
+    age: str
+    stale: bool
+
+
+class ContextOut(BaseModel):
+    briefing: str
+    tokens: int = Field(description="Estimated tokens in the briefing (about 4 characters each)")
+    items: list[ContextItem]
+
+
+class ExportOut(BaseModel):
+    memories: list[dict[str, Any]]
+    count: int
+
+
+class SessionOut(BaseModel):
+    id: str
+    title: str
+    path: str
+    linked: list[LinkEnd]
+    unresolved: list[str]

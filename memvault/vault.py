@@ -6,16 +6,28 @@ lists suggestions, so no write or delete ever lands on a memory the caller did n
 
 from __future__ import annotations
 
-import difflib
+import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from . import clock
+from . import clock, similar
 from .config import Settings
 from .document import Document
-from .errors import Conflict, Invalid, NotFound
-from .index import Index, LinkRow, NoteRow, Progress, RebuildSummary, SearchPage, SyncSummary
+from .errors import Conflict, Duplicate, Invalid, NotFound
+from .index import (
+    ARCHIVE,
+    SORTS,
+    Filter,
+    Index,
+    LinkRow,
+    NoteRow,
+    Progress,
+    RebuildSummary,
+    SearchPage,
+    SyncSummary,
+)
 from .links import LinkChange, LinkService
 from .markdown import BodyEdit, apply_edit, with_newline
 from .model import (
@@ -23,6 +35,8 @@ from .model import (
     Memory,
     check_content,
     clean_category,
+    clean_expiry,
+    clean_scope,
     clean_tags,
     clean_title,
     new_id,
@@ -31,6 +45,8 @@ from .model import (
 from .store import VaultStore
 
 SUGGESTIONS = 5
+DUPLICATE_CANDIDATES = 5
+WORD = re.compile(r"\w{4,}")
 
 
 @dataclass
@@ -41,6 +57,16 @@ class Suggestion:
     title: str
     path: str
     score: float
+    kind: str = "name"
+
+
+@dataclass
+class Recall:
+    """What `recall` found, how sure it is (1.0 = named exactly) and how it matched."""
+
+    memory: Memory
+    confidence: float
+    matched_by: str
 
 
 @dataclass
@@ -95,6 +121,7 @@ class VaultService:
         vault = cls(store, index, settings.limits)
         if fill:
             vault.links.recover()
+            vault.archive_expired()
         return vault
 
     def close(self) -> None:
@@ -107,7 +134,7 @@ class VaultService:
         if not isinstance(identifier, str) or not identifier.strip():
             raise Invalid("identifier is empty; pass a memory's id, path, slug, title or alias")
         paths = self.index.resolve(identifier)
-        if len(paths) > 1 and self.index.note(paths[0]) is not None:
+        if len(paths) > 1:
             first = self.index.note(paths[0])
             if first is not None and first.id == identifier.strip():
                 return paths[0]
@@ -121,7 +148,66 @@ class VaultService:
         on_disk = self._unindexed_file(identifier)
         if on_disk is not None:
             return on_disk
-        suggestions = self.suggest(identifier)
+        raise self._not_found(identifier, self.suggest(identifier))
+
+    def get(self, identifier: str) -> Memory:
+        """The memory an identifier names exactly, read fresh from its file."""
+        memory, _doc = self.store.read(self.locate(identifier))
+        return memory
+
+    def recall(self, identifier: str) -> Recall:
+        """The memory an identifier names, or, when none does exactly, the one it most likely
+        means if that one is clearly ahead (with its confidence); else NotFound listing the
+        candidates. `category:key` looks only in that category. Reads only: writes and deletes
+        use `locate`, which never guesses."""
+        found = self._recall(identifier)
+        self.index.record_access([found.memory.id])
+        return found
+
+    def _recall(self, identifier: str) -> Recall:
+        category, key = _split_category(identifier, self.index)
+        if category is None:
+            try:
+                return Recall(self.get(identifier), 1.0, "exact")
+            except NotFound as exc:
+                if len(exc.suggestions) > 1 and exc.suggestions[0][2] == 1.0:
+                    raise
+        suggestions = self.suggest(key, category=category)
+        if not suggestions:
+            raise self._not_found(identifier, suggestions)
+        best = suggestions[0]
+        lead = best.score - (suggestions[1].score if len(suggestions) > 1 else 0.0)
+        if best.score == 1.0 and lead > 0:
+            return Recall(self.get(best.path), 1.0, "exact")
+        good = best.score >= similar.TYPO or (
+            best.kind == "content" and best.score >= similar.CONTENT
+        )
+        if good and lead >= similar.CLEAR_LEAD:
+            return Recall(self.get(best.path), best.score, best.kind)
+        raise self._not_found(identifier, suggestions)
+
+    def suggest(
+        self, identifier: str, limit: int = SUGGESTIONS, category: str | None = None
+    ) -> list[Suggestion]:
+        """Memories whose title, file name or alias is close to `identifier` (or whose text
+        mentions it, at a lower score), best first."""
+        where = Filter(category=category, archived=None)
+        scored = dict(similar.closest(identifier, self.index.names(where), limit))
+        kinds = dict.fromkeys(scored, "name")
+        content = self.index.search(identifier, limit, 0, where).results
+        for rank, hit in enumerate(content):
+            score = round(similar.CONTENT - 0.05 * rank, 2)
+            if score > scored.get(hit.path, 0.0):
+                scored[hit.path], kinds[hit.path] = score, "content"
+        ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        suggestions = []
+        for path, score in ranked:
+            note = self.index.note(path)
+            if note is not None:
+                suggestions.append(Suggestion(note.id, note.title, path, score, kinds[path]))
+        return suggestions
+
+    def _not_found(self, identifier: str, suggestions: list[Suggestion]) -> NotFound:
         hint = (
             "; did you mean "
             + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions[:3])
@@ -129,30 +215,10 @@ class VaultService:
             if suggestions
             else "; search for it with search_mem or `memvault search`"
         )
-        raise NotFound(
+        return NotFound(
             f"no memory {identifier!r}{hint}",
             [(s.path, s.title, s.score) for s in suggestions],
         )
-
-    def get(self, identifier: str) -> Memory:
-        """The memory an identifier names exactly, read fresh from its file."""
-        memory, _doc = self.store.read(self.locate(identifier))
-        return memory
-
-    def suggest(self, identifier: str, limit: int = SUGGESTIONS) -> list[Suggestion]:
-        """Memories whose title or file name is close to `identifier`, best first."""
-        wanted = identifier.strip().lower()
-        scored = []
-        for path, title, stem in self.index.all_titles():
-            score = max(_similarity(wanted, title.lower()), _similarity(wanted, stem))
-            if score >= 0.5:
-                scored.append((score, path, title))
-        scored.sort(key=lambda s: (-s[0], s[1]))
-        suggestions = []
-        for score, path, title in scored[:limit]:
-            note = self.index.note(path)
-            suggestions.append(Suggestion(note.id if note else "", title, path, round(score, 2)))
-        return suggestions
 
     def outgoing(self, memory: Memory) -> list[LinkRow]:
         return self.index.outgoing(memory.path)
@@ -161,26 +227,23 @@ class VaultService:
         return self.index.backlinks(memory.path)
 
     def search(
-        self,
-        query: str,
-        limit: int = 10,
-        offset: int = 0,
-        category: str | None = None,
-        tags: list[str] | None = None,
+        self, query: str, limit: int = 10, offset: int = 0, where: Filter | None = None
     ) -> SearchPage:
-        return self.index.search(query, limit, offset, category, tags)
+        """Full-text search; each memory returned counts as one use."""
+        page = self.index.search(query, limit, offset, where or Filter())
+        self.index.record_access(hit.id for hit in page.results)
+        return page
 
     def list_memories(
         self,
-        category: str | None = None,
-        tags: list[str] | None = None,
+        where: Filter | None = None,
         sort: str = "updated",
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[list[NoteRow], int]:
-        if sort not in ("updated", "created", "title"):
-            raise Invalid(f"sort must be updated, created or title, not {sort!r}")
-        return self.index.list_notes(category, tags, sort, limit, offset)
+        if sort not in SORTS:
+            raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+        return self.index.list_notes(where or Filter(), sort, limit, offset)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -190,19 +253,39 @@ class VaultService:
         content: str,
         tags: list[str] | None = None,
         category: str | None = None,
+        scope: str | None = None,
+        expires_at: str | None = None,
+        ttl_days: float | None = None,
+        allow_duplicate: bool = False,
     ) -> Memory:
-        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps."""
+        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps.
+
+        A memory with the same title, or near-identical content, is refused (Duplicate, with
+        the existing id) unless `allow_duplicate`.
+        """
         title = clean_title(title, self.limits)
         content = check_content(content, self.limits)
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category)
+        scope = clean_scope(scope)
+        if ttl_days is not None:
+            if ttl_days <= 0:
+                raise Invalid(f"ttl_days must be positive, not {ttl_days}")
+            expires_at = clock.iso(clock.now() + dt.timedelta(days=ttl_days))
+        expires = clean_expiry(expires_at)
         with self.store.lock():
+            if not allow_duplicate:
+                self._refuse_duplicate(title, content)
             path = self._free_path(folder, slug_for(title))
             now = clock.now_iso()
             fields: dict[str, Any] = {"id": new_id(), "title": title}
             if folder:
                 fields["category"] = folder
+            if scope:
+                fields["scope"] = scope
             fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
+            if expires:
+                fields["expires_at"] = expires
             return self.links.save(path, Document(body=""), with_newline(content), fields)
 
     def update(
@@ -234,6 +317,65 @@ class VaultService:
             if new_path == path:
                 return self.links.save(path, doc, body, fields)
             return self.links.rename(memory, doc, body, fields, new_path)
+
+    def _refuse_duplicate(self, title: str, content: str) -> None:
+        for path in self.index.resolve(title):
+            note = self.index.note(path)
+            if note is not None and note.title.lower() == title.lower():
+                raise Duplicate(
+                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
+                    "with edit_mem, or pass allow_duplicate=true to keep both",
+                    note.id,
+                )
+        words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
+        for path in self.index.with_all_words(words, DUPLICATE_CANDIDATES):
+            other = self.store.read(path)[0]
+            score = similar.content_similarity(content, other.body)
+            if score >= similar.NEAR_IDENTICAL:
+                raise Duplicate(
+                    f"{other.title!r} (id {other.id}, {path}) has near-identical content "
+                    f"({score:.0%} alike); edit it, or pass allow_duplicate=true",
+                    other.id,
+                )
+
+    def restore(self, record: dict[str, Any]) -> Memory:
+        """Write an exported memory back with its id, timestamps and frontmatter (import).
+        Its old path is used when free, else a fresh slug in its category."""
+        title = clean_title(str(record["title"]), self.limits)
+        body = with_newline(check_content(str(record.get("content") or ""), self.limits))
+        folder = clean_category(record.get("category"))
+        metadata = dict(record.get("frontmatter") or {})
+        metadata.update(id=str(record["id"]), title=title)
+        with self.store.lock():
+            wanted = str(record.get("path") or "")
+            try:
+                taken = not wanted.endswith(".md") or self.store.exists(wanted)
+            except Invalid:
+                taken = True
+            taken = taken or self.index.stem_taken(PurePosixPath(wanted).stem)
+            path = self._free_path(folder, slug_for(title)) if taken else wanted
+            return self.links.save(path, Document(body=""), body, metadata)
+
+    def verify(self, identifier: str) -> Memory:
+        """Mark a memory as reviewed now: it is still true (sets `last_reviewed`)."""
+        with self.store.lock():
+            path = self.locate(identifier)
+            memory, doc = self.store.read(path)
+            if not doc.writable:
+                raise Invalid(f"{path} has frontmatter memvault cannot parse ({doc.error})")
+            extra = {} if memory.has_frontmatter else {"id": memory.id, "title": memory.title}
+            return self.links.save(
+                path, doc, memory.body, {**extra, "last_reviewed": clock.now_iso()}
+            )
+
+    def archive_expired(self) -> list[str]:
+        """Move every memory past its `expires_at` to archive/ (links follow); never deletes."""
+        moved = []
+        for path in self.index.expired(clock.now_iso()):
+            memory = self.get(path)
+            target = f"{ARCHIVE}/{memory.category}" if memory.category else ARCHIVE
+            moved.append(self.update(memory.id, category=target).path)
+        return moved
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
         for part in (edit.content, edit.append, edit.prepend, edit.replace, edit.section):
@@ -368,17 +510,17 @@ class VaultService:
         return None
 
 
-def _similarity(wanted: str, candidate: str) -> float:
-    if not wanted or not candidate:
-        return 0.0
-    if wanted == candidate:
-        return 1.0
-    ratio = difflib.SequenceMatcher(None, wanted, candidate).ratio()
-    if wanted in candidate or candidate in wanted:
-        ratio = max(
-            ratio, 0.85 * min(len(wanted), len(candidate)) / max(len(wanted), len(candidate)) + 0.15
-        )
-    return min(ratio, 0.99)
+def _split_category(identifier: str, index: Index) -> tuple[str | None, str]:
+    """`category:key` -> (category, key) when the category exists; else (None, identifier)."""
+    head, sep, tail = identifier.partition(":")
+    if (
+        sep
+        and tail.strip()
+        and head.strip()
+        and index.list_notes(Filter(category=head.strip(), archived=None), limit=1)[1]
+    ):
+        return head.strip(), tail.strip()
+    return None, identifier
 
 
 def _join(folder: str | None, name: str) -> str:

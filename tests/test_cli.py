@@ -58,7 +58,7 @@ def test_write_read_edit_link_list_search_rm(vault_dir: Path) -> None:
 
     code, out, _ = run(vault_dir, "search", "migrations deploy", "--json")
     result = json.loads(out)["results"][0]
-    assert set(result) == {
+    assert set(result) >= {
         "id",
         "title",
         "path",

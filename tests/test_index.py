@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.index import Filter
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -59,8 +60,8 @@ def test_tags_from_frontmatter_and_inline_are_searchable_filters(
     write_file(vault_dir, "t.md", "---\ntags: [alpha]\n---\nBody with #beta/gamma and `#not`\n")
     vault.rebuild()
     assert vault.index.note("t.md").tags == ["alpha", "beta/gamma"]  # type: ignore[union-attr]
-    assert vault.list_memories(tags=["beta"])[1] == 1
-    assert vault.list_memories(tags=["not"])[1] == 0
+    assert vault.list_memories(Filter(tags=("beta",)))[1] == 1
+    assert vault.list_memories(Filter(tags=("not",)))[1] == 0
 
 
 def test_deleting_the_index_loses_nothing_but_kept_state_survives_rebuild(
@@ -106,7 +107,7 @@ def test_a_truncated_or_older_index_is_rebuilt_with_one_log_line(
     settings = Settings(vault=vault_dir)
     first = VaultService.open(settings)
     for i in range(300):
-        first.create(f"Note {i}", "kangaroo " * 200)
+        first.create(f"Note {i}", "kangaroo " * 200, allow_duplicate=True)
     first.close()
     data = settings.index_file.read_bytes()
     settings.index_file.write_bytes(data[: len(data) // 2])

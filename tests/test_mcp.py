@@ -34,6 +34,10 @@ TOOLS = {
     "link_mem",
     "unlink_mem",
     "get_current_date",
+    "verify_mem",
+    "get_context",
+    "export_mem",
+    "save_session_notes",
 }
 
 
@@ -50,11 +54,18 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         assert tool.output_schema is not None, name
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
         assert "Example:" in (tool.description or ""), name
-    for name in ("read_mem", "search_mem", "list_mem", "get_current_date"):
+    for name in (
+        "read_mem",
+        "search_mem",
+        "list_mem",
+        "get_current_date",
+        "get_context",
+        "export_mem",
+    ):
         assert tools[name].annotations.read_only_hint is True  # type: ignore[union-attr]
     for name in ("delete_mem", "edit_mem"):
         assert tools[name].annotations.destructive_hint is True  # type: ignore[union-attr]
-    for name in ("link_mem", "unlink_mem"):
+    for name in ("link_mem", "unlink_mem", "verify_mem"):
         assert tools[name].annotations.idempotent_hint is True  # type: ignore[union-attr]
     write = tools["write_mem"].input_schema
     assert write["required"] == ["title", "content"]
@@ -165,8 +176,9 @@ async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) 
             return text_of(result)
 
         assert "no memory 'nothing'" in await error("read_mem", {"identifier": "nothing"})
+        await session.call_tool("write_mem", {"title": "Payment retry policies", "content": "y"})
         near = await error("read_mem", {"identifier": "Payment retry polcy"})
-        assert re.search(r"did you mean 'Payment retry policy' \(0\.\d\d\)\?", near)
+        assert re.search(r"did you mean 'Payment retry policy' \(0\.\d\d\), 'Payment", near)
         assert "no memory" in await error("delete_mem", {"id": "Payment retry polcy"})
         assert "no memory" in await error("edit_mem", {"id": "Payment retry polcy", "content": "x"})
         assert "validation error" in await error("search_mem", {"query": "x", "limit": 0})
@@ -193,6 +205,7 @@ async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) 
     assert sorted(p.name for p in vault_dir.iterdir()) == [
         ".memvault",
         "etc-passwd.md",
+        "payment-retry-policies.md",
         "payment-retry-policy.md",
     ]
 

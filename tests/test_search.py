@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from memvault.index import Filter
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -32,8 +34,8 @@ def notes(vault: VaultService, vault_dir: Path) -> VaultService:
     return vault
 
 
-def titles(vault: VaultService, query: str, **filters: object) -> list[str]:
-    return [hit.title for hit in vault.search(query, **filters).results]  # type: ignore[arg-type]
+def titles(vault: VaultService, query: str, limit: int = 10, **filters: Any) -> list[str]:
+    return [hit.title for hit in vault.search(query, limit, 0, Filter(**filters)).results]
 
 
 def test_a_natural_question_finds_the_decision_first(notes: VaultService) -> None:
@@ -76,8 +78,8 @@ def test_chinese_japanese_korean_by_a_few_characters(notes: VaultService) -> Non
 
 def test_filters_by_category_and_tags(notes: VaultService) -> None:
     assert titles(notes, "retry", category="decision") == ["Payment retry decision"]
-    assert titles(notes, "retried", tags=["payments"]) == ["Payment retry decision"]
-    assert titles(notes, "retried", tags=["payments", "nope"]) == []
+    assert titles(notes, "retried", tags=("payments",)) == ["Payment retry decision"]
+    assert titles(notes, "retried", tags=("payments", "nope")) == []
 
 
 def test_results_carry_every_field(notes: VaultService) -> None:

@@ -86,7 +86,11 @@ def work(call: Any, me: str, rounds: int, anchors: list[str], ledger: Ledger) ->
     another worker's anchor, and now and then a delete."""
     try:
         for r in range(rounds):
-            shared = call("write_mem", {"title": "Shared title", "content": f"{me} {r}\nEND"})
+            # Titles differ only in punctuation: one slug, so the workers race for it.
+            punctuation = "!" * (r + 1) + "?" * (1 + ["server-one", "server-two", "cli"].index(me))
+            shared = call(
+                "write_mem", {"title": f"Shared title{punctuation}", "content": f"{me} {r}\nEND"}
+            )
             own = call("write_mem", {"title": f"{me} item {r}", "content": f"{me} item {r}\nEND"})
             ledger.alive[shared["id"]] = []
             ledger.shared.add(shared["id"])
@@ -167,6 +171,6 @@ def test_two_servers_and_the_cli_at_once(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir))
     report = vault.check()
     assert report.clean, report
-    shared = {hit.id for hit in vault.search('"Shared title"', limit=100).results}
+    shared = {hit.id for hit in vault.search('"Shared title"', 100).results}
     assert shared == {i for ledger in ledgers.values() for i in ledger.shared - ledger.deleted}
     vault.close()

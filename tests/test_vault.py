@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.errors import Conflict, Invalid, NotFound, TooLarge
+from memvault.errors import Conflict, Duplicate, Invalid, NotFound, TooLarge
 from memvault.markdown import BodyEdit
 from memvault.model import Limits
 from memvault.vault import VaultService
@@ -33,7 +33,12 @@ def test_create_writes_category_slug_file_with_frontmatter(vault: VaultService) 
 
 
 def test_slugs_are_unique_across_the_whole_vault(vault: VaultService) -> None:
-    paths = [vault.create("Same title", "x", category=c).path for c in (None, "a", "b/c")]
+    paths = [
+        vault.create(title, f"text {n}", category=c).path
+        for n, (title, c) in enumerate(
+            (("Same title", None), ("Same title!", "a"), ("Same, title", "b/c"))
+        )
+    ]
     assert paths == ["same-title.md", "a/same-title-2.md", "b/c/same-title-3.md"]
 
 
@@ -87,13 +92,54 @@ def test_a_near_miss_is_an_error_with_suggestions_never_another_memory(
     vault.create("Payment retry policy", "body")
     with pytest.raises(NotFound) as caught:
         vault.get("Payment retry polcy")
-    assert "did you mean 'Payment retry policy'" in str(caught.value)
+    assert "did you mean 'Payment retry policy' (0.8" in str(caught.value)
     assert caught.value.suggestions[0][0] == "payment-retry-policy.md"
-    assert caught.value.suggestions[0][2] >= 0.9
     with pytest.raises(NotFound):
         vault.delete("Payment retry polcy")
     with pytest.raises(NotFound):
         vault.update("Payment retry polcy", edit=BodyEdit(content="overwrite"))
+    assert vault.get("payment-retry-policy").body == "body\n"
+
+
+def test_recall_returns_a_clear_best_match_with_its_confidence(vault: VaultService) -> None:
+    vault.create("Payment retry policy", "Retries happen three times.", category="decision")
+    vault.create("Deploy checklist", "Migrations first, then the deploy.", category="gotcha")
+    exact = vault.recall("payment-retry-policy")
+    assert (exact.memory.title, exact.confidence, exact.matched_by) == (
+        "Payment retry policy",
+        1.0,
+        "exact",
+    )
+    typo = vault.recall("Payment retry polcy")
+    assert typo.memory.title == "Payment retry policy" and 0.6 <= typo.confidence < 0.85
+    part = vault.recall("retry policy")
+    assert part.memory.title == "Payment retry policy" and 0.85 <= part.confidence < 1.0
+    text = vault.recall("migrations")
+    assert text.memory.title == "Deploy checklist" and text.matched_by == "content"
+    assert text.confidence <= 0.5
+    scoped = vault.recall("gotcha:checklist")
+    assert scoped.memory.title == "Deploy checklist"
+    with pytest.raises(NotFound):
+        vault.recall("decision:checklist")
+
+
+def test_recall_lists_candidates_when_none_is_clearly_ahead(vault: VaultService) -> None:
+    vault.create("Payment retry policy", "a")
+    vault.create("Payment retry policies", "b")
+    with pytest.raises(NotFound, match="did you mean") as caught:
+        vault.recall("Payment retry polcy")
+    assert len(caught.value.suggestions) == 2
+
+
+def test_duplicates_are_refused_with_the_existing_id(vault: VaultService) -> None:
+    first = vault.create("Deploy order", "Run the migrations before the deploy, never after.")
+    with pytest.raises(Duplicate, match=first.id):
+        vault.create("deploy ORDER", "something else")
+    with pytest.raises(Duplicate, match="near-identical") as caught:
+        vault.create("Another title", "Run the migrations before the deploy, never after!")
+    assert caught.value.existing_id == first.id
+    forced = vault.create("Deploy order", "again", allow_duplicate=True)
+    assert forced.path == "deploy-order-2.md"
 
 
 def test_two_files_with_one_name_are_ambiguous(vault: VaultService, vault_dir: Path) -> None:

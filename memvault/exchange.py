@@ -1,0 +1,117 @@
+"""Export memories to JSON or JSON Lines, and import them back (idempotent by id)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import Invalid, MemvaultError
+from .index import Filter
+from .vault import VaultService
+
+FORMAT = "memvault-export/1"
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)
+
+
+def export_records(vault: VaultService, where: Filter | None = None) -> Iterator[dict[str, Any]]:
+    """Every memory `where` picks, with its metadata, links and kept state (usage)."""
+    usage = vault.index.usage()
+    offset = 0
+    while True:
+        rows, _total = vault.list_memories(where or Filter(archived=None), "title", 500, offset)
+        if not rows:
+            return
+        for row in rows:
+            try:
+                memory = vault.get(row.path)
+            except MemvaultError:
+                continue
+            count, last = usage.get(memory.id, (0, None))
+            yield {
+                "id": memory.id,
+                "title": memory.title,
+                "path": memory.path,
+                "category": memory.category,
+                "scope": memory.scope,
+                "tags": memory.tags,
+                "created_at": memory.created_at,
+                "updated_at": memory.updated_at,
+                "last_reviewed": memory.last_reviewed,
+                "expires_at": memory.expires_at,
+                "frontmatter": memory.metadata,
+                "content": memory.body,
+                "links": [r.target for r in vault.outgoing(memory) if r.target],
+                "usage": {"access_count": count, "last_access": last},
+            }
+        offset += len(rows)
+
+
+def dump(records: Iterable[dict[str, Any]], fmt: str) -> Iterator[str]:
+    """Chunks of the export text: one JSON document, or one JSON object per line."""
+    if fmt == "jsonl":
+        for record in records:
+            yield json.dumps(record, ensure_ascii=False) + "\n"
+        return
+    yield f'{{"format": "{FORMAT}", "memories": ['
+    for n, record in enumerate(records):
+        yield ("," if n else "") + "\n  " + json.dumps(record, ensure_ascii=False)
+    yield "\n]}\n"
+
+
+def load(text: str) -> list[dict[str, Any]]:
+    """Records from an export in either format; a clear error for anything else."""
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith("{") and '"memories"' in stripped[:200]:
+            records: list[dict[str, Any]] = list(json.loads(text)["memories"])
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise Invalid(f"not a memvault export (JSON or JSON Lines): {exc}") from exc
+    if not all(isinstance(r, dict) and r.get("id") and r.get("title") for r in records):
+        raise Invalid("every exported memory needs at least an id and a title")
+    return records
+
+
+def import_records(vault: VaultService, records: list[dict[str, Any]]) -> ImportReport:
+    """Create each memory whose id is new; report one whose id exists with other content as a
+    conflict (nothing is overwritten); skip one that is already here as it is."""
+    report = ImportReport()
+    for record in records:
+        memory_id = str(record["id"])
+        if vault.index.resolve(memory_id):
+            existing = vault.get(memory_id)
+            same = existing.title == record["title"] and existing.body == record.get("content")
+            if same:
+                report.unchanged.append(memory_id)
+            else:
+                report.conflicts.append(
+                    {
+                        "id": memory_id,
+                        "path": existing.path,
+                        "reason": "a memory with this id differs here; left as it is",
+                    }
+                )
+            continue
+        try:
+            created = vault.restore(record)
+        except MemvaultError as exc:
+            report.conflicts.append(
+                {"id": memory_id, "path": str(record.get("path")), "reason": str(exc)}
+            )
+            continue
+        usage = record.get("usage") or {}
+        if usage.get("access_count"):
+            vault.index.restore_usage(
+                memory_id, int(usage["access_count"]), usage.get("last_access")
+            )
+        report.created.append(created.path)
+    return report
