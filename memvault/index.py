@@ -250,7 +250,7 @@ class Index:
         try:
             db = self._connect()
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            db.execute("SELECT count(*) FROM notes_fts LIMIT 1").fetchone() if version else None
+            db.execute("SELECT rowid FROM notes_fts LIMIT 1").fetchone() if version else None
         except sqlite3.DatabaseError as exc:
             log.warning("index %s is unreadable (%s); rebuilding it", self.path, exc)
             if db is not None:

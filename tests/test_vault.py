@@ -132,12 +132,15 @@ def test_recall_lists_candidates_when_none_is_clearly_ahead(vault: VaultService)
 
 
 def test_duplicates_are_refused_with_the_existing_id(vault: VaultService) -> None:
-    first = vault.create("Deploy order", "Run the migrations before the deploy, never after.")
+    text = "Run the database migrations before the deploy, never after: the old code must keep "
+    first = vault.create("Deploy order", text + "working.")
     with pytest.raises(Duplicate, match=first.id):
         vault.create("deploy ORDER", "something else")
     with pytest.raises(Duplicate, match="near-identical") as caught:
-        vault.create("Another title", "Run the migrations before the deploy, never after!")
+        vault.create("Another title", text + "running!")
     assert caught.value.existing_id == first.id
+    assert vault.create("Short one", "Retry 3 times.").title == "Short one"
+    assert vault.create("Short two", "Retry 5 times.").title == "Short two"
     forced = vault.create("Deploy order", "again", allow_duplicate=True)
     assert forced.path == "deploy-order-2.md"
 
