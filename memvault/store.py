@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 STATE_DIR = ".memvault"
 LOCK_TIMEOUT = 30.0
 TEMP_SUFFIX = ".memvault-tmp"
+# memvault stamps updated_at just before writing; an mtime later than that by more than this
+# many seconds means someone else changed the file since.
+WRITE_SLACK = 2
 LEFTOVER_AGE = 60.0
 
 
@@ -280,10 +283,15 @@ def memory_from(path: str, doc: Document, mtime_ns: int | None = None) -> Memory
 
 
 def _later(stamp: str | None, mtime_ns: int | None) -> str | None:
+    """The file's mtime if it is later than `stamp` by more than the write itself takes."""
     if mtime_ns is None:
         return stamp
-    modified = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime_ns // 1_000_000_000))
-    return modified if stamp is None or modified > stamp else stamp
+    seconds = mtime_ns // 1_000_000_000
+    modified = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    if stamp is None:
+        return modified
+    written = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds - WRITE_SLACK))
+    return modified if written > stamp else stamp
 
 
 def content_hash(text: str) -> str:

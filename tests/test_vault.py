@@ -254,3 +254,20 @@ def test_writes_leave_no_temporary_files(vault: VaultService, vault_dir: Path) -
     memory = vault.create("One", "x")
     vault.update(memory.id, edit=BodyEdit(content="y"))
     assert sorted(p.name for p in vault_dir.iterdir()) == [".memvault", "one.md"]
+
+
+def test_an_edit_made_in_obsidian_counts_as_a_change_for_conflicts(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    memory = vault.create("Shared note", "v1")
+    path = vault_dir / memory.path
+    path.write_text(path.read_text().replace("v1", "edited by hand"))
+    later = path.stat().st_mtime + 60
+    os.utime(path, (later, later))
+    with pytest.raises(Conflict, match="changed since"):
+        vault.update(memory.id, edit=BodyEdit(content="v2"), expected_updated_at=memory.updated_at)
+    assert "edited by hand" in path.read_text()
+    fresh = vault.get(memory.id)
+    assert fresh.updated_at and memory.updated_at and fresh.updated_at > memory.updated_at
+    vault.update(memory.id, edit=BodyEdit(append="v2"), expected_updated_at=fresh.updated_at)
+    assert path.read_text().endswith("edited by hand\nv2\n")
