@@ -10,6 +10,7 @@ from typing import Any
 from .errors import Invalid, MemvaultError
 from .index import Filter
 from .vault import VaultService
+from .views import memory_view
 
 FORMAT = "memvault-export/1"
 
@@ -35,22 +36,8 @@ def export_records(vault: VaultService, where: Filter | None = None) -> Iterator
             except MemvaultError:
                 continue
             count, last = usage.get(memory.id, (0, None))
-            yield {
-                "id": memory.id,
-                "title": memory.title,
-                "path": memory.path,
-                "category": memory.category,
-                "scope": memory.scope,
-                "tags": memory.tags,
-                "created_at": memory.created_at,
-                "updated_at": memory.updated_at,
-                "last_reviewed": memory.last_reviewed,
-                "expires_at": memory.expires_at,
-                "frontmatter": memory.metadata,
-                "content": memory.body,
-                "links": [r.target for r in vault.outgoing(memory) if r.target],
-                "usage": {"access_count": count, "last_access": last},
-            }
+            view = memory_view(memory, vault.outgoing(memory), vault.backlinks(memory))
+            yield {**view, "usage": {"access_count": count, "last_access": last}}
         offset += len(rows)
 
 
