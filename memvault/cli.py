@@ -19,9 +19,7 @@ from .errors import MemvaultError
 from .exchange import dump, export_records, import_records, load
 from .index import Filter
 from .markdown import BodyEdit
-from .server import LogLevel, build_server
 from .sessions import save_session_notes
-from .transport import MCP_PATH, serve_http, serve_stdio
 from .vault import VaultService
 from .views import (
     check_view,
@@ -32,7 +30,6 @@ from .views import (
     search_view,
     sync_view,
 )
-from .watch import VaultWatcher
 
 EXIT_ERROR = 1
 
@@ -121,6 +118,8 @@ def watching(vault: VaultService, enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
+    from .watch import VaultWatcher
+
     watcher = VaultWatcher(vault)
     watcher.start()
     try:
@@ -663,6 +662,10 @@ def serve(
 
     The index is synced with the files at start and, unless --no-watch, kept in step while
     serving by watching the vault for edits made in Obsidian or any other program."""
+    # Imported here: the MCP SDK takes most of a second to import, which no other command needs.
+    from .server import LogLevel, build_server
+    from .transport import MCP_PATH, serve_http, serve_stdio
+
     logging.getLogger().setLevel(log_level)
     settings = ctx.find_object(Settings) or Settings()
     with service(ctx) as vault, watching(vault, not no_watch):
