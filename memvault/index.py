@@ -324,7 +324,7 @@ class Index:
         row = db.execute("SELECT rowid FROM notes WHERE path = ?", (path,)).fetchone()
         if row is not None:
             self._delete_rows(db, row[0])
-            self._resolve(db, "target = ?", (row[0],))
+            self._resolve(db, "SELECT rowid FROM links WHERE target = ?", (row[0],))
 
     def refresh(self, store: VaultStore, path: str) -> str:
         """Bring one path up to date with the disk: 'added', 'updated', 'removed' or 'unchanged'.
@@ -512,10 +512,21 @@ class Index:
             db.execute(sql, (rowid,))
 
     def _resolve(self, db: sqlite3.Connection, where: str, params: tuple[object, ...]) -> None:
-        """Resolve the links `where` picks, tier by tier; what stays NULL is dangling."""
-        db.execute(f"UPDATE links SET target = NULL WHERE ({where})", params)
+        """Resolve the links `where` picks, tier by tier; what stays NULL is dangling.
+
+        The picked rowids go to a temp table first: each part of `where` (joined by UNION)
+        then uses its own index, where one OR'ed WHERE would scan every link.
+        """
+        if where == "1":
+            picked = "1"
+        else:
+            db.execute("CREATE TEMP TABLE IF NOT EXISTS pending (link INTEGER PRIMARY KEY)")
+            db.execute("DELETE FROM temp.pending")
+            db.execute(f"INSERT OR IGNORE INTO temp.pending {where}", params)
+            picked = "rowid IN temp.pending"
+        db.execute(f"UPDATE links SET target = NULL WHERE {picked}")
         for sql in _LINK_TIERS:
-            db.execute(sql.format(where=where), params)
+            db.execute(sql.format(where=picked))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -932,7 +943,10 @@ def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[o
     keys = {link_key(memory.path), PurePosixPath(memory.path).stem.lower(), memory.title.lower()}
     keys |= {a.lower() for a in memory.aliases}
     marks = ", ".join("?" for _ in keys)
-    where = f"source = ? OR target = ? OR key IN ({marks}) OR name = ? OR alt = ?"
+    where = " UNION ".join(
+        f"SELECT rowid FROM links WHERE {condition}"
+        for condition in ("source = ?", "target = ?", f"key IN ({marks})", "name = ?", "alt = ?")
+    )
     return where, (
         rowid,
         old if old is not None else -1,
