@@ -644,27 +644,38 @@ class Index:
     def search(
         self, text: str, limit: int = 10, offset: int = 0, where: Filter = Filter()
     ) -> SearchPage:
-        """Notes matching a query, best first: all the query's words, then any of them."""
+        """Notes matching a query, best first: those with all the query's words, then those
+        with any of them. Snippets are made for the returned page only."""
         query = parse_query(text)
         if query.empty or limit <= 0:
             return SearchPage([], 0)
         sql_where, params = _filters(where)
         strict, loose = query.strict(), query.loose()
-        tiers = [strict] if strict == loose else [strict, f"{loose} NOT {strict}"]
-        results: list[SearchHit] = []
-        skip = max(offset, 0)
-        for expression in tiers:
-            count = self._count(expression, sql_where, params)
-            if skip >= count:
-                skip -= count
-                continue
-            want = limit - len(results)
-            results += self._hits(expression, sql_where, params, want, skip)
-            skip = 0
-            if len(results) >= limit:
-                break
-        total = self._count(loose, sql_where, params)
-        return SearchPage(results, total)
+        wanted = max(offset, 0) + limit
+        ranked = self._ranked(strict, sql_where, params, wanted)
+        total = len(ranked) if len(ranked) < wanted else None
+        if strict != loose and len(ranked) < wanted:
+            seen = {rowid for rowid, _rank in ranked}
+            more = self._ranked(loose, sql_where, params, wanted + len(ranked))
+            ranked += [(rowid, rank) for rowid, rank in more if rowid not in seen]
+            total = len(ranked) if len(more) < wanted + len(seen) else None
+        if total is None:
+            total = self._count(loose, sql_where, params)
+        page = ranked[max(offset, 0) : wanted]
+        return SearchPage(self._hits(loose, page), total)
+
+    def _ranked(
+        self, expression: str, where: str, params: list[object], limit: int
+    ) -> list[tuple[int, float]]:
+        """(rowid, bm25) of the best `limit` matches: no snippets, no columns beyond the rank."""
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        rows = self._query(
+            f"SELECT notes_fts.rowid, bm25(notes_fts, {weights}) AS rank FROM notes_fts"
+            f" JOIN notes n ON n.rowid = notes_fts.rowid WHERE notes_fts MATCH ? {where}"
+            " ORDER BY rank LIMIT ?",
+            [expression, *params, limit],
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
 
     def _count(self, expression: str, where: str, params: list[object]) -> int:
         rows = self._query(
@@ -674,20 +685,25 @@ class Index:
         )
         return int(rows[0][0])
 
-    def _hits(
-        self, expression: str, where: str, params: list[object], limit: int, offset: int
-    ) -> list[SearchHit]:
-        weights = ", ".join(str(w) for w in WEIGHTS)
+    def _hits(self, expression: str, page: list[tuple[int, float]]) -> list[SearchHit]:
+        """The page's notes with a snippet highlighting every word of the query."""
+        if not page:
+            return []
+        marks = ", ".join("?" for _ in page)
         rows = self._query(
-            f"SELECT {_NOTE_COLUMNS}, bm25(notes_fts, {weights}) AS rank,"
+            f"SELECT notes_fts.rowid AS hit, {_NOTE_COLUMNS},"
             " snippet(notes_fts, -1, '**', '**', '…', 16) AS snip"
             " FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
             " LEFT JOIN usage u ON u.id = n.id"
-            f" WHERE notes_fts MATCH ? {where} ORDER BY rank LIMIT ? OFFSET ?",
-            [expression, *params, limit, offset],
+            f" WHERE notes_fts MATCH ? AND notes_fts.rowid IN ({marks})",
+            [expression, *(rowid for rowid, _rank in page)],
         )
+        by_rowid = {int(row["hit"]): row for row in rows}
         hits = []
-        for row in rows:
+        for rowid, rank in page:
+            row = by_rowid.get(rowid)
+            if row is None:
+                continue
             note = _note_row(row)
             hits.append(
                 SearchHit(
@@ -696,7 +712,7 @@ class Index:
                     path=note.path,
                     category=note.category,
                     tags=note.tags,
-                    score=round(-float(row["rank"]), 4),
+                    score=round(-rank, 4),
                     snippet=display_text(row["snip"] or ""),
                     updated_at=note.updated_at,
                     last_reviewed=note.last_reviewed,
