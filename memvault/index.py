@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-import posixpath
+import multiprocessing
 import sqlite3
 import threading
 import time
@@ -21,15 +21,18 @@ from typing import Any
 from . import clock
 from .document import parse_document
 from .errors import MemvaultError
-from .markdown import Link, find_links, find_tags, related_links
+from .markdown import Link
 from .model import Memory
-from .search import display_text, fts_text, parse_query
+from .rows import NoteRows, file_rows, folder_of, link_key, link_values, note_rows, workers
+from .search import display_text, parse_query
 from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 BATCH = 500
+PARALLEL_FROM = 2000
+PARALLEL_BATCH = 4000
 # bm25 weights for (title, aliases, tags, body): a title match outranks a body match.
 WEIGHTS = (10.0, 6.0, 4.0, 1.0)
 
@@ -424,18 +427,15 @@ class Index:
         with self._transaction() as db:
             for table in _DERIVED_TABLES:
                 db.execute(f"DELETE FROM {table}")
-            for done, info in enumerate(files, start=1):
-                try:
-                    text = store.load(info)
-                except MemvaultError as exc:
-                    summary.skipped.append(Skipped(info.path, str(exc)))
+            jobs = [(str(store.root), f.path, f.size, f.mtime_ns) for f in files]
+            for done, rows in enumerate(_parsed(jobs), start=1):
+                if isinstance(rows, Skipped):
+                    summary.skipped.append(rows)
                     continue
-                memory = memory_from(info.path, parse_document(text), info.mtime_ns)
-                if memory.problem:
-                    summary.skipped.append(
-                        Skipped(info.path, f"indexed read-only: {memory.problem}")
-                    )
-                self._insert(db, memory, info, text)
+                if rows.problem:
+                    path = str(rows.note[0])
+                    summary.skipped.append(Skipped(path, f"indexed read-only: {rows.problem}"))
+                self._write(db, rows)
                 summary.notes += 1
                 if progress is not None and (done % BATCH == 0 or done == len(files)):
                     progress(done, len(files))
@@ -445,59 +445,31 @@ class Index:
         return summary
 
     def _insert(self, db: sqlite3.Connection, memory: Memory, info: FileInfo, text: str) -> int:
-        path = PurePosixPath(memory.path)
-        folder = "" if path.parent.as_posix() == "." else path.parent.as_posix()
-        tags = memory.tags + [
-            t for t in find_tags(memory.body) if t.lower() not in {x.lower() for x in memory.tags}
-        ]
+        return self._write(db, note_rows(memory, info, text))
+
+    def _write(self, db: sqlite3.Connection, rows: NoteRows) -> int:
         cursor = db.execute(
             "INSERT INTO notes (path, path_key, stem_key, title_key, folder, id, title, tags,"
             " created_at, updated_at, last_reviewed, scope, expires_at, size, mtime_ns, hash,"
             " problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory.path,
-                link_key(memory.path),
-                path.stem.lower(),
-                memory.title.lower(),
-                folder,
-                memory.id,
-                memory.title,
-                json.dumps(tags, ensure_ascii=False),
-                memory.created_at,
-                memory.updated_at,
-                memory.last_reviewed,
-                memory.scope,
-                memory.expires_at,
-                info.size,
-                info.mtime_ns,
-                content_hash(text),
-                memory.problem,
-            ),
+            rows.note,
         )
         rowid = int(cursor.lastrowid or 0)
         db.executemany(
             "INSERT INTO aliases (note, alias, alias_key) VALUES (?, ?, ?)",
-            [(rowid, a, a.lower()) for a in memory.aliases],
+            [(rowid, *alias) for alias in rows.aliases],
         )
-        db.executemany("INSERT INTO tags (note, tag) VALUES (?, ?)", [(rowid, t) for t in tags])
-        related = {link.start for link in related_links(memory.body)}
+        db.executemany(
+            "INSERT INTO tags (note, tag) VALUES (?, ?)", [(rowid, tag) for tag in rows.tags]
+        )
         db.executemany(
             "INSERT INTO links (source, folder, raw, key, name, alt, has_path, attachment,"
             " related) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                _link_row(rowid, folder, link, link.start in related)
-                for link in find_links(memory.body)
-            ],
+            [(rowid, *link) for link in rows.links],
         )
         db.execute(
             "INSERT INTO notes_fts (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)",
-            (
-                rowid,
-                fts_text(memory.title),
-                fts_text(" ".join(memory.aliases)),
-                " ".join(tags),
-                fts_text(memory.body),
-            ),
+            (rowid, *rows.fts),
         )
         return rowid
 
@@ -573,8 +545,7 @@ class Index:
 
     def resolve_link(self, source: str, link: Link) -> str | None:
         """The path a link in `source` resolves to, by the same rules as the bulk resolution."""
-        folder = _folder(source)
-        row = _link_row(0, folder, link, False)
+        row = (0, *link_values(folder_of(source), link, False))
         if row[7]:
             return None
         with self._transaction() as db:
@@ -912,46 +883,23 @@ def _filters(filter: Filter) -> tuple[str, list[object]]:
     return where, params
 
 
-def link_key(target: str) -> str:
-    """The lower-case lookup key of a link target or path: no leading '/', no '.md'."""
-    key = target.strip().replace("\\", "/").lstrip("/").lower()
-    return key[:-3] if key.endswith(".md") else key
-
-
-def link_keys(source: str, link: Link) -> tuple[str, str, str | None, bool]:
-    """(key, last segment, key from the vault root, has a path) of a link in `source`."""
-    row = _link_row(0, _folder(source), link, False)
-    return row[3], row[4], row[5], bool(row[6])
-
-
-def _folder(path: str) -> str:
-    parent = PurePosixPath(path).parent.as_posix()
-    return "" if parent == "." else parent
-
-
-def _link_row(
-    source: int, folder: str, link: Link, related: bool
-) -> tuple[int, str, str, str, str, str | None, int, int, int]:
-    key = link_key(link.target)
-    alt: str | None = None
-    if link.kind == "markdown" and (folder or key.startswith(".")):
-        relative = posixpath.normpath(posixpath.join(folder.lower(), key))
-        if not relative.startswith(".."):
-            key, alt = relative, link_key(posixpath.normpath(link.target))
-    elif link.kind == "markdown":
-        key = posixpath.normpath(key)
-    has_path = "/" in key
-    return (
-        source,
-        folder,
-        link.target,
-        key,
-        key.rsplit("/", 1)[-1],
-        alt if alt != key else None,
-        int(has_path),
-        int(link.is_attachment),
-        int(related),
-    )
+def _parsed(jobs: list[tuple[str, str, int, int]]) -> Iterator[NoteRows | Skipped]:
+    """Each file's rows, in order. Big vaults are parsed by worker processes a batch ahead of
+    the writer, so parsing and SQLite share the cores and memory stays bounded by two batches.
+    The workers are forked: a rebuild runs before any of memvault's threads start, and fork
+    needs no `if __name__ == "__main__"` guard in a script that calls the library."""
+    count = workers()
+    if count == 0 or len(jobs) < PARALLEL_FROM:
+        yield from map(file_rows, jobs)
+        return
+    batches = [jobs[i : i + PARALLEL_BATCH] for i in range(0, len(jobs), PARALLEL_BATCH)]
+    with multiprocessing.get_context("fork").Pool(count) as pool:
+        pending = pool.map_async(file_rows, batches[0], chunksize=64)
+        for following in [*batches[1:], None]:
+            ready = pending.get()
+            if following is not None:
+                pending = pool.map_async(file_rows, following, chunksize=64)
+            yield from ready
 
 
 def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[object, ...]]:

@@ -16,7 +16,7 @@ from typing import Any
 from . import clock
 from .document import Document
 from .errors import Invalid
-from .index import Index, LinkRow, link_key, link_keys
+from .index import Index, LinkRow
 from .markdown import (
     Link,
     add_related,
@@ -28,6 +28,7 @@ from .markdown import (
     wikilink,
 )
 from .model import Memory
+from .rows import link_key, link_keys
 from .store import VaultStore
 
 

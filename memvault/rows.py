@@ -1,0 +1,132 @@
+"""The rows the index stores for one file: pure functions of its text, so a rebuild can make
+them in worker processes while the main process writes to SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .document import parse_document
+from .markdown import Link, find_links, find_tags, related_links
+from .model import Memory
+from .search import fts_text
+from .store import FileInfo, Skipped, content_hash, memory_from
+
+LinkValues = tuple[str, str, str, str, str | None, int, int, int]
+
+
+@dataclass
+class NoteRows:
+    """Everything one note puts in the index, ready to insert."""
+
+    note: tuple[object, ...]
+    aliases: list[tuple[str, str]]
+    tags: list[str]
+    links: list[LinkValues]
+    fts: tuple[str, str, str, str]
+    problem: str | None
+
+
+def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
+    """The notes, aliases, tags, links and full-text rows of one memory."""
+    path = PurePosixPath(memory.path)
+    folder = folder_of(memory.path)
+    known = {t.lower() for t in memory.tags}
+    tags = memory.tags + [t for t in find_tags(memory.body) if t.lower() not in known]
+    related = {link.start for link in related_links(memory.body)}
+    return NoteRows(
+        note=(
+            memory.path,
+            link_key(memory.path),
+            path.stem.lower(),
+            memory.title.lower(),
+            folder,
+            memory.id,
+            memory.title,
+            json.dumps(tags, ensure_ascii=False),
+            memory.created_at,
+            memory.updated_at,
+            memory.last_reviewed,
+            memory.scope,
+            memory.expires_at,
+            info.size,
+            info.mtime_ns,
+            content_hash(text),
+            memory.problem,
+        ),
+        aliases=[(a, a.lower()) for a in memory.aliases],
+        tags=tags,
+        links=[
+            link_values(folder, link, link.start in related) for link in find_links(memory.body)
+        ],
+        fts=(
+            fts_text(memory.title),
+            fts_text(" ".join(memory.aliases)),
+            " ".join(tags),
+            fts_text(memory.body),
+        ),
+        problem=memory.problem,
+    )
+
+
+def file_rows(job: tuple[str, str, int, int]) -> NoteRows | Skipped:
+    """Read and parse one file (root, path, size, mtime_ns): the unit of work of a rebuild."""
+    root, path, size, mtime_ns = job
+    try:
+        text = Path(root, path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        return Skipped(path, f"cannot read: {exc.strerror}")
+    except UnicodeDecodeError:
+        return Skipped(path, "not UTF-8 text")
+    info = FileInfo(path, size, mtime_ns)
+    return note_rows(memory_from(path, parse_document(text), mtime_ns), info, text)
+
+
+def workers() -> int:
+    """Processes that parse files while the main one writes (parsing is most of the work)."""
+    count = os.cpu_count() or 1
+    return count if count > 1 else 0
+
+
+def link_key(target: str) -> str:
+    """The lower-case lookup key of a link target or path: no leading '/', no '.md'."""
+    key = target.strip().replace("\\", "/").lstrip("/").lower()
+    return key[:-3] if key.endswith(".md") else key
+
+
+def link_keys(source: str, link: Link) -> tuple[str, str, str | None, bool]:
+    """(key, last segment, key from the vault root, has a path) of a link in `source`."""
+    row = link_values(folder_of(source), link, False)
+    return row[2], row[3], row[4], bool(row[5])
+
+
+def folder_of(path: str) -> str:
+    parent = PurePosixPath(path).parent.as_posix()
+    return "" if parent == "." else parent
+
+
+def link_values(folder: str, link: Link, related: bool) -> LinkValues:
+    """A link's row without its source: (folder, raw, key, name, alt, has_path, attachment,
+    related)."""
+    key = link_key(link.target)
+    alt: str | None = None
+    if link.kind == "markdown" and (folder or key.startswith(".")):
+        relative = posixpath.normpath(posixpath.join(folder.lower(), key))
+        if not relative.startswith(".."):
+            key, alt = relative, link_key(posixpath.normpath(link.target))
+    elif link.kind == "markdown":
+        key = posixpath.normpath(key)
+    has_path = "/" in key
+    return (
+        folder,
+        link.target,
+        key,
+        key.rsplit("/", 1)[-1],
+        alt if alt != key else None,
+        int(has_path),
+        int(link.is_attachment),
+        int(related),
+    )
