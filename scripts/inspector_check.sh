@@ -36,6 +36,10 @@ check() {  # check LABEL TARGET...: every tool once, in an order that makes sens
     "link_mem source_id=$a target_id=$b" \
     "unlink_mem source_id=$a target_id=$b" \
     "get_current_date format=iso" \
+    "verify_mem id=$a" \
+    "get_context max_tokens=500" \
+    "export_mem include_archived=true" \
+    "save_session_notes summary=checked-$a" \
     "delete_mem id=$b"; do
     read -r tool rest <<<"$args"
     targs=(); for kv in $rest; do targs+=(--tool-arg "$kv"); done
