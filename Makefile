@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint format inspector clean
+.PHONY: install run test lint format inspector bench bench-full bench-peers clean
 
 install: $(STAMP)
 
@@ -18,8 +18,8 @@ run: $(STAMP)
 	$(BIN)/memvault --vault memories serve --transport http --host 127.0.0.1 --port 3000
 
 lint: $(STAMP)
-	$(BIN)/ruff check memvault tests
-	$(BIN)/ruff format --check memvault tests
+	$(BIN)/ruff check memvault tests benchmarks
+	$(BIN)/ruff format --check memvault tests benchmarks
 	$(BIN)/mypy memvault
 
 test: $(STAMP)
@@ -29,9 +29,19 @@ test: $(STAMP)
 inspector: $(STAMP)
 	scripts/inspector_check.sh
 
+# Benchmarks (never part of `make test`): memvault against a minimal floor on generated vaults.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py --sizes 1000 10000
+
+bench-full: $(STAMP)
+	$(BIN)/python benchmarks/run.py --sizes 1000 10000 100000 --runs 3
+
+bench-peers: $(STAMP)
+	$(BIN)/python benchmarks/peers.py
+
 format: $(STAMP)
-	$(BIN)/ruff format memvault tests
-	$(BIN)/ruff check --fix memvault tests
+	$(BIN)/ruff format memvault tests benchmarks
+	$(BIN)/ruff check --fix memvault tests benchmarks
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
