@@ -193,6 +193,22 @@ def bench_mcp_search(b: Bench, asked: list[Query]) -> Row:
     return latency_row("search_mem via MCP stdio, filtered", b.size, times, 10, 30)
 
 
+def bench_roundtrip(b: Bench) -> Row:
+    """get_current_date through the SDK's stdio client: the protocol's own cost per call."""
+    log(f"[{b.size}] get_current_date over stdio x{SEARCHES}")
+    calls = [{} for _ in range(SEARCHES + 3)]
+    times = asyncio.run(mcp_bench.call_times(b.stdio(), "get_current_date", calls, b.errlog))
+    ms = [t * 1000 for t in times]
+    return Row(
+        "MCP stdio round trip (get_current_date)",
+        b.size,
+        "ms",
+        median(ms),
+        p95=percentile(ms, 95),
+        note=f"n={len(ms)}, no target: what any tool call costs",
+    )
+
+
 def bench_inprocess_search(b: Bench, vault: VaultService, asked: list[Query]) -> Row:
     """VaultService.search against the floor's bm25 query, same texts, no filter, alternating."""
     log(f"[{b.size}] in-process search x{len(asked)}")
@@ -329,6 +345,7 @@ def bench_size(size: int, runs: int, seed: int) -> list[Row]:
         asked = queries(b.vault, seed, SEARCHES + 3)
         rows.append(bench_start(b, asked[0]))
         rows.append(bench_mcp_search(b, asked))
+        rows.append(bench_roundtrip(b))
         vault = VaultService.open(Settings(vault=b.vault, index_path=b.index))
         try:
             rows.append(bench_inprocess_search(b, vault, asked))

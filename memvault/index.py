@@ -13,6 +13,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -924,19 +926,28 @@ def _parsed(jobs: list[tuple[str, str, int, int]]) -> Iterator[NoteRows | Skippe
     """Each file's rows, in order. Big vaults are parsed by worker processes a batch ahead of
     the writer, so parsing and SQLite share the cores and memory stays bounded by two batches.
     The workers are forked: a rebuild runs before any of memvault's threads start, and fork
-    needs no `if __name__ == "__main__"` guard in a script that calls the library."""
+    needs no `if __name__ == "__main__"` guard in a script that calls the library. If a worker
+    dies, the rest is parsed here, in this process."""
     count = workers()
     if count == 0 or len(jobs) < PARALLEL_FROM:
         yield from map(file_rows, jobs)
         return
-    batches = [jobs[i : i + PARALLEL_BATCH] for i in range(0, len(jobs), PARALLEL_BATCH)]
-    with multiprocessing.get_context("fork").Pool(count) as pool:
-        pending = pool.map_async(file_rows, batches[0], chunksize=64)
-        for following in [*batches[1:], None]:
-            ready = pending.get()
-            if following is not None:
-                pending = pool.map_async(file_rows, following, chunksize=64)
-            yield from ready
+    done = 0
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(count, mp_context=context) as pool:
+            batches = [jobs[i : i + PARALLEL_BATCH] for i in range(0, len(jobs), PARALLEL_BATCH)]
+            pending = pool.map(file_rows, batches[0], chunksize=64)
+            for following in [*batches[1:], None]:
+                current = pending
+                if following is not None:
+                    pending = pool.map(file_rows, following, chunksize=64)
+                for rows in current:
+                    done += 1
+                    yield rows
+    except BrokenProcessPool:
+        log.warning("a parsing worker died; parsing the remaining %d files here", len(jobs) - done)
+        yield from map(file_rows, jobs[done:])
 
 
 def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[object, ...]]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
 
 from memvault.config import Settings
 from memvault.index import Filter
+from memvault.rows import file_rows
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -125,3 +127,35 @@ def test_a_truncated_or_older_index_is_rebuilt_with_one_log_line(
         third = VaultService.open(settings)
     assert third.search("kangaroo").total == 300
     third.close()
+
+
+def test_a_big_vault_is_parsed_by_worker_processes_with_the_same_result(vault_dir: Path) -> None:
+    for i in range(2100):
+        write_file(
+            vault_dir, f"f{i % 7}/note-{i}.md", f"# Note {i}\n[[note-{(i + 1) % 2100}]] #t{i % 3}\n"
+        )
+    vault = VaultService.open(Settings(vault=vault_dir), fill=False)
+    summary = vault.rebuild()
+    assert (summary.notes, summary.links, summary.unresolved_links) == (2100, 2100, 0)
+    assert vault.list_memories(Filter(tags=("t1",)))[1] == 700
+    assert vault.search("Note 1234").results[0].path == "f2/note-1234.md"
+    vault.close()
+
+
+def dies_in_a_worker(job: tuple[str, str, int, int]) -> object:
+    """file_rows, except that a worker process dies on one file (module level: pickled)."""
+    if str(os.getpid()) != os.environ["MEMVAULT_TEST_PARENT"] and job[1] == "note-1500.md":
+        os._exit(1)
+    return file_rows(job)
+
+
+def test_a_parsing_worker_that_dies_does_not_hang_the_rebuild(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(2100):
+        write_file(vault_dir, f"note-{i}.md", f"# Note {i}\n")
+    monkeypatch.setattr("memvault.index.file_rows", dies_in_a_worker)
+    monkeypatch.setenv("MEMVAULT_TEST_PARENT", str(os.getpid()))
+    vault = VaultService.open(Settings(vault=vault_dir), fill=False)
+    assert vault.rebuild().notes == 2100
+    vault.close()
