@@ -11,11 +11,9 @@ from .model import Memory
 from .vault import CheckReport
 
 
-def link_view(row: LinkRow, outgoing: bool = True) -> dict[str, Any]:
-    """One end of a link: who is at the other end (None while the link dangles)."""
-    if outgoing:
-        return {"id": row.target_id, "title": row.target_title, "path": row.target, "raw": row.raw}
-    return {"path": row.source, "raw": row.raw}
+def link_view(row: LinkRow) -> dict[str, Any]:
+    """Where an outgoing link leads (id, title and path are None while the link dangles)."""
+    return {"id": row.target_id, "title": row.target_title, "path": row.target, "raw": row.raw}
 
 
 def memory_view(
