@@ -131,6 +131,13 @@ class VaultService:
 
     def locate(self, identifier: str) -> str:
         """The path of the one memory an identifier names exactly, or NotFound with suggestions."""
+        path = self._exact(identifier)
+        if path is None:
+            raise self._not_found(identifier, self.suggest(identifier))
+        return path
+
+    def _exact(self, identifier: str) -> str | None:
+        """The path an identifier names exactly, None if none does; NotFound if several do."""
         if not isinstance(identifier, str) or not identifier.strip():
             raise Invalid("identifier is empty; pass a memory's id, path, slug, title or alias")
         paths = self.index.resolve(identifier)
@@ -145,10 +152,7 @@ class VaultService:
             )
         if paths:
             return paths[0]
-        on_disk = self._unindexed_file(identifier)
-        if on_disk is not None:
-            return on_disk
-        raise self._not_found(identifier, self.suggest(identifier))
+        return self._unindexed_file(identifier)
 
     def get(self, identifier: str) -> Memory:
         """The memory an identifier names exactly, read fresh from its file."""
@@ -166,24 +170,21 @@ class VaultService:
 
     def _recall(self, identifier: str) -> Recall:
         category, key = _split_category(identifier, self.index)
-        if category is None:
-            try:
-                return Recall(self.get(identifier), 1.0, "exact")
-            except NotFound as exc:
-                if len(exc.suggestions) > 1 and exc.suggestions[0][2] == 1.0:
-                    raise
+        exact = self._exact(identifier) if category is None else None
+        if exact is not None:
+            return Recall(self.store.read(exact)[0], 1.0, "exact")
         suggestions = self.suggest(key, category=category)
         if not suggestions:
             raise self._not_found(identifier, suggestions)
         best = suggestions[0]
         lead = best.score - (suggestions[1].score if len(suggestions) > 1 else 0.0)
         if best.score == 1.0 and lead > 0:
-            return Recall(self.get(best.path), 1.0, "exact")
+            return Recall(self.store.read(best.path)[0], 1.0, "exact")
         good = best.score >= similar.TYPO or (
             best.kind == "content" and best.score >= similar.CONTENT
         )
         if good and lead >= similar.CLEAR_LEAD:
-            return Recall(self.get(best.path), best.score, best.kind)
+            return Recall(self.store.read(best.path)[0], best.score, best.kind)
         raise self._not_found(identifier, suggestions)
 
     def suggest(
