@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -44,7 +44,7 @@ from .tool_models import (
     Written,
 )
 from .vault import VaultService
-from .views import memory_view, plain_text
+from .views import memory_view, outgoing_view, plain_text
 
 RECENT = 20
 
@@ -99,18 +99,14 @@ def reply(model: BaseModel, text: str) -> CallToolResult:
     )
 
 
-def link_ends(rows: list[LinkRow]) -> list[LinkEnd]:
-    seen: dict[str, LinkEnd] = {}
-    for row in rows:
-        key = row.target or f"?{row.raw}"
-        if key not in seen:
-            title = row.target_title if row.target else row.raw
-            seen[key] = LinkEnd(id=row.target_id, title=title, path=row.target)
-    return list(seen.values())
+def link_ends(links: list[dict[str, Any]]) -> list[LinkEnd]:
+    return [LinkEnd(id=link["id"], title=link["title"], path=link["path"]) for link in links]
 
 
 def link_side(memory: Memory, rows: list[LinkRow]) -> LinkSide:
-    return LinkSide(id=memory.id, title=memory.title, path=memory.path, links=link_ends(rows))
+    return LinkSide(
+        id=memory.id, title=memory.title, path=memory.path, links=link_ends(outgoing_view(rows))
+    )
 
 
 def build_server(
@@ -193,7 +189,7 @@ def build_server(
                 )
             },
             content=memory.body,
-            links=link_ends(vault.outgoing(memory)),
+            links=link_ends(view["links"]),
             backlinks=[LinkEnd(id=n.id, title=n.title, path=n.path) for n in backlinks if n],
             scope=memory.scope,
             expires_at=memory.expires_at,

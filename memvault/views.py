@@ -11,22 +11,22 @@ from .model import Memory
 from .vault import CheckReport
 
 
-def link_view(row: LinkRow) -> dict[str, Any]:
-    """Where an outgoing link leads (id, title and path are None while the link dangles)."""
-    return {"id": row.target_id, "title": row.target_title, "path": row.target, "raw": row.raw}
+def outgoing_view(rows: list[LinkRow]) -> list[dict[str, Any]]:
+    """Where a memory's links lead, each target once; a dangling link (id and path None) is
+    shown by the target as written."""
+    seen: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        key = row.target or f"?{row.raw}"
+        if key not in seen:
+            title = row.target_title if row.target else row.raw
+            seen[key] = {"id": row.target_id, "title": title, "path": row.target, "raw": row.raw}
+    return list(seen.values())
 
 
 def memory_view(
     memory: Memory, outgoing: list[LinkRow], backlinks: list[LinkRow]
 ) -> dict[str, Any]:
     """Every field of a memory, as `read --format json` and `read_mem` return it."""
-    seen: set[str] = set()
-    links = []
-    for row in outgoing:
-        key = row.target or f"?{row.raw}"
-        if key not in seen:
-            seen.add(key)
-            links.append(link_view(row))
     back_paths = sorted({row.source for row in backlinks if row.source != memory.path})
     return {
         "id": memory.id,
@@ -41,7 +41,7 @@ def memory_view(
         "last_reviewed": memory.last_reviewed,
         "expires_at": memory.expires_at,
         "content": memory.body,
-        "links": links,
+        "links": outgoing_view(outgoing),
         "backlinks": back_paths,
         "frontmatter": {k: v for k, v in memory.metadata.items()},
         "problem": memory.problem,
