@@ -26,9 +26,8 @@ from .views import (
     memory_view,
     note_view,
     plain_text,
-    rebuild_view,
     search_view,
-    sync_view,
+    summary_view,
 )
 
 EXIT_ERROR = 1
@@ -182,7 +181,7 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
                 summary = vault.rebuild(progress)
         else:
             summary = vault.rebuild()
-    view = rebuild_view(summary)
+    view = summary_view(summary)
     if as_json:
         emit(view)
         return
@@ -201,7 +200,7 @@ def sync(ctx: click.Context, as_json: bool) -> None:
     """Index only what changed on disk since the last pass (the full rebuild is `reindex`)."""
     with service(ctx, fill=False) as vault:
         summary = vault.sync()
-    view = sync_view(summary)
+    view = summary_view(summary)
     if as_json:
         emit(view)
         return

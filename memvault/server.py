@@ -26,7 +26,6 @@ from .markdown import BodyEdit, first_line
 from .model import Memory
 from .sessions import save_session_notes
 from .tool_models import (
-    ContextItem,
     ContextOut,
     DateOut,
     Edited,
@@ -457,19 +456,8 @@ def build_server(
     ) -> Annotated[CallToolResult, ContextOut]:
         with tool_errors():
             briefing = build_briefing(vault, scope, max_tokens, context_settings)
-        items = [
-            ContextItem(
-                id=i.id,
-                title=i.title,
-                category=i.category,
-                section=i.section,
-                age=i.age,
-                stale=i.stale,
-            )
-            for i in briefing.items
-        ]
         return reply(
-            ContextOut(briefing=briefing.text, tokens=briefing.tokens, items=items),
+            ContextOut(briefing=briefing.text, tokens=briefing.tokens, items=briefing.items),
             briefing.text + f"\n(about {briefing.tokens} tokens)",
         )
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .context import BriefingItem
 from .index import NoteRow, SearchHit
 
 
@@ -106,19 +107,10 @@ class Verified(BaseModel):
     last_reviewed: str | None
 
 
-class ContextItem(BaseModel):
-    id: str
-    title: str
-    category: str | None
-    section: str
-    age: str
-    stale: bool
-
-
 class ContextOut(BaseModel):
     briefing: str
     tokens: int = Field(description="Estimated tokens in the briefing (about 4 characters each)")
-    items: list[ContextItem]
+    items: list[BriefingItem]
 
 
 class ExportOut(BaseModel):

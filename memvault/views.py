@@ -60,26 +60,9 @@ def search_view(page: SearchPage) -> dict[str, Any]:
     return {"results": [asdict(hit) for hit in page.results], "total": page.total}
 
 
-def rebuild_view(summary: RebuildSummary) -> dict[str, Any]:
-    return {
-        "notes": summary.notes,
-        "links": summary.links,
-        "unresolved_links": summary.unresolved_links,
-        "attachments": summary.attachments,
-        "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
-        "seconds": round(summary.seconds, 3),
-    }
-
-
-def sync_view(summary: SyncSummary) -> dict[str, Any]:
-    return {
-        "added": summary.added,
-        "updated": summary.updated,
-        "moved": summary.moved,
-        "removed": summary.removed,
-        "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
-        "seconds": round(summary.seconds, 3),
-    }
+def summary_view(summary: RebuildSummary | SyncSummary) -> dict[str, Any]:
+    """A reindex or sync summary as JSON: its counts, skipped files, seconds to the ms."""
+    return {**asdict(summary), "seconds": round(summary.seconds, 3)}
 
 
 def check_view(report: CheckReport) -> dict[str, Any]:
