@@ -131,6 +131,16 @@ def emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
+def show_summary(view: dict[str, Any], as_json: bool, headline: str) -> None:
+    """A reindex or sync summary: the JSON, or a headline and one line per skipped file."""
+    if as_json:
+        emit(view)
+        return
+    click.echo(headline)
+    for item in view["skipped"]:
+        click.echo(f"  {item['path']}: {item['reason']}")
+
+
 def read_content(content: str | None) -> str | None:
     """CONTENT as given, or standard input for `-`."""
     return sys.stdin.read() if content == "-" else content
@@ -182,15 +192,12 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
         else:
             summary = vault.rebuild()
     view = summary_view(summary)
-    if as_json:
-        emit(view)
-        return
-    click.echo(
+    show_summary(
+        view,
+        as_json,
         f"indexed {view['notes']} notes in {view['seconds']:.2f}s: {view['links']} links, "
-        f"{view['unresolved_links']} unresolved, {view['attachments']} to attachments"
+        f"{view['unresolved_links']} unresolved, {view['attachments']} to attachments",
     )
-    for item in view["skipped"]:
-        click.echo(f"  {item['path']}: {item['reason']}")
 
 
 @main.command()
@@ -201,15 +208,12 @@ def sync(ctx: click.Context, as_json: bool) -> None:
     with service(ctx, fill=False) as vault:
         summary = vault.sync()
     view = summary_view(summary)
-    if as_json:
-        emit(view)
-        return
-    click.echo(
+    show_summary(
+        view,
+        as_json,
         f"synced in {view['seconds']:.2f}s: {view['added']} added, {view['updated']} updated, "
-        f"{view['moved']} moved, {view['removed']} removed"
+        f"{view['moved']} moved, {view['removed']} removed",
     )
-    for item in view["skipped"]:
-        click.echo(f"  {item['path']}: {item['reason']}")
 
 
 @main.command()

@@ -8,6 +8,7 @@ import subprocess
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -114,37 +115,14 @@ def test_two_servers_and_the_cli_at_once(vault_dir: Path) -> None:
     setup.close()
     with http_server(vault_dir) as (one, _a), http_server(vault_dir) as (two, _b):
         ledgers = {name: Ledger() for name in ("server-one", "server-two", "cli")}
+        callers = {
+            "server-one": (partial(call_http, one), ROUNDS),
+            "server-two": (partial(call_http, two), ROUNDS),
+            "cli": (partial(call_cli, vault_dir), CLI_ROUNDS),
+        }
         workers = [
-            threading.Thread(
-                target=work,
-                args=(
-                    lambda n, a: call_http(one, n, a),
-                    "server-one",
-                    ROUNDS,
-                    anchors,
-                    ledgers["server-one"],
-                ),
-            ),
-            threading.Thread(
-                target=work,
-                args=(
-                    lambda n, a: call_http(two, n, a),
-                    "server-two",
-                    ROUNDS,
-                    anchors,
-                    ledgers["server-two"],
-                ),
-            ),
-            threading.Thread(
-                target=work,
-                args=(
-                    lambda n, a: call_cli(vault_dir, n, a),
-                    "cli",
-                    CLI_ROUNDS,
-                    anchors,
-                    ledgers["cli"],
-                ),
-            ),
+            threading.Thread(target=work, args=(call, name, rounds, anchors, ledgers[name]))
+            for name, (call, rounds) in callers.items()
         ]
         for worker in workers:
             worker.start()
