@@ -24,15 +24,17 @@ _FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})", re.M)
 _INLINE_OPEN = re.compile(r"`+|<!--")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _NOT_NEWLINE = re.compile(r"[^\r\n]")
-_WIKI = re.compile(r"(?<!\\)(!?)\[\[([^\[\]\n]+?)\]\]")
+# The scanning patterns start with a literal, which `re` finds fast; what a lookbehind would
+# check (start of line, an escaping backslash, the `!` of an embed) is checked in code.
+_WIKI = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _MDLINK = re.compile(
     r"(?<![\\\]])(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
     r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
 )
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-_TAG = re.compile(r"(?:(?<=\s)|^)#([^\s#!\"$%&'()*+,.:;<=>?@\[\\\]^`{|}~]+)", re.M)
+_TAG = re.compile(r"#([^\s#!\"$%&'()*+,.:;<=>?@\[\\\]^`{|}~]+)")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$", re.M)
-_RELATED = re.compile(r"^##[ \t]+Related[ \t]*$", re.M | re.I)
+_RELATED = re.compile(r"##[ \t]+Related[ \t]*$", re.M | re.I)
 _ITEM = re.compile(r"[ \t]*[-*+][ \t]+")
 
 
@@ -116,17 +118,40 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
 def find_links(body: str) -> list[Link]:
     """Every wikilink, embed and relative markdown link in reading order."""
     text = masked(body)
-    links = [_wikilink(m, body) for m in _WIKI.finditer(text)]
-    without_wikilinks = _WIKI.sub(lambda m: " " * len(m.group(0)), text)
-    links += [_mdlink(m, body) for m in _MDLINK.finditer(without_wikilinks)]
+    links = [_wikilink(start, match, body) for start, match in _wikilinks(text)]
+    if "](" in text:
+        links += [_mdlink(m, body) for m in _MDLINK.finditer(_without_wikilinks(body))]
     return sorted((link for link in links if link is not None), key=lambda link: link.start)
+
+
+def _wikilinks(text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """(start, match) of each wikilink in masked text: `[[...]]` not escaped by a backslash;
+    an embed starts one character early, at its `!` (unless that is escaped)."""
+    for match in _WIKI.finditer(text):
+        start = match.start()
+        before = text[start - 1] if start else ""
+        if before == "\\":
+            continue
+        embed = before == "!" and (start < 2 or text[start - 2] != "\\")
+        yield start - embed, match
+
+
+@lru_cache(maxsize=8)
+def _without_wikilinks(body: str) -> str:
+    """The masked body with wikilinks blanked too: where markdown links and tags are sought."""
+    text = masked(body)
+    if "[[" not in text:
+        return text
+    return _blank(text, ((start, match.end()) for start, match in _wikilinks(text)))
 
 
 def find_tags(body: str) -> list[str]:
     """Inline `#tags`, as Obsidian reads them: not in code, not all digits, no duplicates."""
-    text = _WIKI.sub(lambda m: " " * len(m.group(0)), masked(body))
+    text = _without_wikilinks(body)
     seen: dict[str, str] = {}
     for match in _TAG.finditer(text):
+        if not _after_space(text, match.start()):
+            continue
         tag = match.group(1).rstrip("/")
         if tag and not tag.replace("/", "").isdigit():
             seen.setdefault(tag.lower(), tag)
@@ -349,11 +374,19 @@ def _safe_text(text: str) -> str:
 
 def _related_span(body: str) -> tuple[int, int] | None:
     text = masked(body)
-    match = _RELATED.search(text)
+    match = next((m for m in _RELATED.finditer(text) if _line_start(text, m.start())), None)
     if match is None:
         return None
     nxt = re.compile(r"^#{1,2}[ \t]", re.M).search(text, match.end())
     return match.start(), nxt.start() if nxt else len(body)
+
+
+def _line_start(text: str, at: int) -> bool:
+    return at == 0 or text[at - 1] == "\n"
+
+
+def _after_space(text: str, at: int) -> bool:
+    return at == 0 or text[at - 1].isspace()
 
 
 def _fenced_blocks(body: str) -> Iterator[tuple[int, int]]:
@@ -401,8 +434,8 @@ def _closer(length: int) -> re.Pattern[str]:
     return re.compile(f"(?<!`)`{{{length}}}(?!`)")
 
 
-def _wikilink(match: re.Match[str], body: str) -> Link | None:
-    inner = body[match.start(2) : match.end(2)]
+def _wikilink(start: int, match: re.Match[str], body: str) -> Link | None:
+    inner = body[match.start(1) : match.end(1)]
     escaped = False
     text: str | None = None
     pipe = inner.find("|")
@@ -415,13 +448,13 @@ def _wikilink(match: re.Match[str], body: str) -> Link | None:
     if not target:
         return None
     return Link(
-        start=match.start(),
+        start=start,
         end=match.end(),
         kind="wiki",
         target=target,
         subpath=f"#{sub}" if sub else "",
         text=text,
-        embed=bool(match.group(1)),
+        embed=start < match.start(),
         escaped_pipe=escaped,
     )
 

@@ -8,6 +8,7 @@ so the interesting corners are reached often without losing generality.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 from collections.abc import Iterator
 from urllib.parse import quote
@@ -21,7 +22,14 @@ from memvault.config import Settings
 from memvault.document import BOM, Document, parse_document, render_document
 from memvault.errors import MemvaultError
 from memvault.index import SearchPage
-from memvault.markdown import find_links, format_link, rewrite_links
+from memvault.markdown import (
+    find_links,
+    find_tags,
+    format_link,
+    masked,
+    related_links,
+    rewrite_links,
+)
 from memvault.model import OWNED_KEYS, Limits, clean_tags, clean_title
 from memvault.search import parse_query
 from memvault.vault import VaultService
@@ -374,6 +382,56 @@ def test_find_links_never_raises_and_spans_are_links(body: str) -> None:
         span = body[link.start : link.end]
         assert span[:1] in ("[", "!")
         assert span[-1:] in ("]", ")")
+
+
+
+# The scanners look for a literal first and check in code what comes before it, which is
+# several times faster than a leading lookbehind; these patterns say what they must find.
+REFERENCE_WIKILINK = re.compile(r"(?<!\\)(!?)\[\[([^\[\]\n]+?)\]\]")
+REFERENCE_TAG = re.compile(r"(?:(?<=\s)|^)#([^\s#!\"$%&'()*+,.:;<=>?@\[\\\]^`{|}~]+)", re.M)
+REFERENCE_RELATED = re.compile(r"^##[ \t]+Related[ \t]*$", re.M | re.I)
+scanner_text = st.lists(
+    st.one_of(
+        st.sampled_from(["[[", "]]", "![[", "\\[[", "\\![[", "#", " #", "##", "## Related\n"]),
+        st.sampled_from(["[[a]]", "\\[[a]]", "![[a]]", "\\![[a]]", "[[a\\|b]]", "[[#h]]"]),
+        st.sampled_from(["[", "]", "!", "\\", "|", "a", "b/c", " ", "\n", "\t", "\u3000", "`"]),
+        st.text(max_size=3),
+    ),
+    max_size=40,
+).map("".join)
+
+
+def _blank_target(inside: str) -> bool:
+    """Whether a wikilink's inside names no target (such a link is not reported)."""
+    head, pipe, _ = inside.partition("|")
+    if pipe and head.endswith("\\"):
+        head = head[:-1]
+    return not head.partition("#")[0].strip()
+
+
+@FAST
+@given(body=scanner_text)
+def test_link_tag_and_related_scanners_find_what_the_lookbehind_patterns_find(body: str) -> None:
+    """Given text dense in brackets, bangs, backslashes, hashes and headings,
+    when wikilinks, tags and the Related section are looked for,
+    then they are what the reference patterns (with lookbehinds) find."""
+    text = masked(body)
+    matches = list(REFERENCE_WIKILINK.finditer(text))
+    wiki = [
+        (m.start(), m.end(), bool(m.group(1))) for m in matches if not _blank_target(m.group(2))
+    ]
+    found = [(link.start, link.end, link.embed) for link in find_links(body) if link.kind == "wiki"]
+    assert found == wiki
+
+    unlinked = REFERENCE_WIKILINK.sub(lambda m: " " * len(m.group(0)), text)
+    tags = [m.group(1).rstrip("/") for m in REFERENCE_TAG.finditer(unlinked)]
+    expected = {t.lower(): t for t in reversed(tags) if t and not t.replace("/", "").isdigit()}
+    assert sorted(find_tags(body)) == sorted(expected.values())
+
+    heading = REFERENCE_RELATED.search(text)
+    in_related = related_links(body)
+    assert heading is not None or not in_related
+    assert all(link.start > heading.start() for link in in_related if heading is not None)
 
 
 # -- 5. and 6. search --------------------------------------------------------------------------
