@@ -384,7 +384,6 @@ def test_find_links_never_raises_and_spans_are_links(body: str) -> None:
         assert span[-1:] in ("]", ")")
 
 
-
 # The scanners look for a literal first and check in code what comes before it, which is
 # several times faster than a leading lookbehind; these patterns say what they must find.
 REFERENCE_WIKILINK = re.compile(r"(?<!\\)(!?)\[\[([^\[\]\n]+?)\]\]")
