@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from . import clock
@@ -25,7 +25,16 @@ from .document import parse_document
 from .errors import MemvaultError
 from .markdown import Link
 from .model import Memory
-from .rows import NoteRows, file_rows, folder_of, link_key, link_values, note_rows, workers
+from .rows import (
+    NoteRows,
+    file_rows,
+    folder_of,
+    link_key,
+    link_values,
+    note_rows,
+    stem_of,
+    workers,
+)
 from .search import display_text, parse_query
 from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
 
@@ -975,7 +984,7 @@ def _script(db: sqlite3.Connection, statements: str) -> None:
 
 def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[object, ...]]:
     """Which links to resolve again after a note changed: its own, and those that may name it."""
-    keys = {link_key(memory.path), PurePosixPath(memory.path).stem.lower(), memory.title.lower()}
+    keys = {link_key(memory.path), stem_of(memory.path).lower(), memory.title.lower()}
     keys |= {a.lower() for a in memory.aliases}
     marks = ", ".join("?" for _ in keys)
     where = " UNION ".join(
@@ -986,7 +995,7 @@ def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[o
         rowid,
         old if old is not None else -1,
         *keys,
-        PurePosixPath(memory.path).stem.lower(),
+        stem_of(memory.path).lower(),
         link_key(memory.path),
     )
 

@@ -193,12 +193,14 @@ def wikilink(target: str, text: str | None = None) -> str:
     return f"[[{target}|{_safe_text(text)}]]"
 
 
-def related_links(body: str) -> list[Link]:
-    """Links in the list items of the body's `## Related` section."""
+def related_links(body: str, links: list[Link] | None = None) -> list[Link]:
+    """Links in the list items of the body's `## Related` section (from `links`, the body's
+    links when the caller has them already)."""
     section = _related_span(body)
     if section is None:
         return []
-    return [link for link in find_links(body) if section[0] <= link.start < section[1]]
+    found = find_links(body) if links is None else links
+    return [link for link in found if section[0] <= link.start < section[1]]
 
 
 def add_related(body: str, link_markdown: str) -> str:

@@ -7,7 +7,6 @@ import json
 import os
 import posixpath
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
 
 from .document import parse_document
 from .markdown import Link, find_links, find_tags, related_links
@@ -32,16 +31,16 @@ class NoteRows:
 
 def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
     """The notes, aliases, tags, links and full-text rows of one memory."""
-    path = PurePosixPath(memory.path)
     folder = folder_of(memory.path)
     known = {t.lower() for t in memory.tags}
     tags = memory.tags + [t for t in find_tags(memory.body) if t.lower() not in known]
-    related = {link.start for link in related_links(memory.body)}
+    links = find_links(memory.body)
+    related = {link.start for link in related_links(memory.body, links)}
     return NoteRows(
         note=(
             memory.path,
             link_key(memory.path),
-            path.stem.lower(),
+            stem_of(memory.path).lower(),
             memory.title.lower(),
             folder,
             memory.id,
@@ -59,9 +58,7 @@ def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
         ),
         aliases=[(a, a.lower()) for a in memory.aliases],
         tags=tags,
-        links=[
-            link_values(folder, link, link.start in related) for link in find_links(memory.body)
-        ],
+        links=[link_values(folder, link, link.start in related) for link in links],
         fts=(
             fts_text(memory.title),
             fts_text(" ".join(memory.aliases)),
@@ -76,7 +73,8 @@ def file_rows(job: tuple[str, str, int, int]) -> NoteRows | Skipped:
     """Read and parse one file (root, path, size, mtime_ns): the unit of work of a rebuild."""
     root, path, size, mtime_ns = job
     try:
-        text = Path(root, path).read_bytes().decode("utf-8")
+        with open(os.path.join(root, path), "rb") as file:
+            text = file.read().decode("utf-8")
     except OSError as exc:
         return Skipped(path, f"cannot read: {exc.strerror}")
     except UnicodeDecodeError:
@@ -104,8 +102,15 @@ def link_keys(source: str, link: Link) -> tuple[str, str, str | None, bool]:
 
 
 def folder_of(path: str) -> str:
-    parent = PurePosixPath(path).parent.as_posix()
-    return "" if parent == "." else parent
+    """The folder of a vault-relative path ('' at the root): its category."""
+    return path.rpartition("/")[0]
+
+
+def stem_of(path: str) -> str:
+    """The file name of a vault-relative path without its extension."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def link_values(folder: str, link: Link, related: bool) -> LinkValues:

@@ -41,7 +41,7 @@ STOPWORDS = frozenset(
 
 def fts_text(text: str) -> str:
     """Text as it goes into the FTS table: each CJK character stands alone as a token."""
-    if not _CJK.search(text):
+    if text.isascii() or not _CJK.search(text):
         return text
     return _CJK_RUN.sub(lambda run: " " + " ".join(run.group(0)) + " ", text)
 
