@@ -23,6 +23,7 @@ from typing import Any
 from . import clock
 from .document import parse_document
 from .errors import MemvaultError
+from .facets import ARCHIVE, filter_terms
 from .markdown import Link
 from .model import Memory
 from .rows import (
@@ -40,13 +41,15 @@ from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BATCH = 500
 PARALLEL_FROM = 2000
 PARALLEL_BATCH = 4000
-# bm25 weights for (title, aliases, tags, body): a title match outranks a body match.
-WEIGHTS = (10.0, 6.0, 4.0, 1.0)
+# bm25 weights for (title, aliases, tags, body, facets): a title match outranks a body match;
+# facets (filters, see facets.py) never count.
+WEIGHTS = (10.0, 6.0, 4.0, 1.0, 0.0)
 _WEIGHTS = ", ".join(str(w) for w in WEIGHTS)
+_TEXT_COLUMNS = "{title aliases tags body}"
 
 TABLES = """
 CREATE TABLE notes (
@@ -84,7 +87,7 @@ CREATE TABLE links (
     target INTEGER                  -- resolved note, NULL while dangling
 );
 CREATE VIRTUAL TABLE notes_fts USING fts5(
-    title, aliases, tags, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, aliases, tags, body, facets, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
 
@@ -494,7 +497,8 @@ class Index:
             [(rowid, *link) for link in rows.links],
         )
         db.execute(
-            "INSERT INTO notes_fts (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO notes_fts (rowid, title, aliases, tags, body, facets)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             (rowid, *rows.fts),
         )
         return rowid
@@ -642,84 +646,52 @@ class Index:
         self, text: str, limit: int = 10, offset: int = 0, where: Filter = Filter()
     ) -> SearchPage:
         """Notes matching a query, best first: those with all the query's words, then those
-        with any of them. Snippets are made for the returned page only."""
+        with any of them. The filter is part of the FTS5 query (see facets.py), so only the
+        notes that pass are scored; snippets are made for the returned page only."""
         query = parse_query(text)
         if query.empty or limit <= 0:
             return SearchPage([], 0)
-        sql_where, params = _filters(where)
-        strict, loose = query.strict(), query.loose()
+        required, excluded = filter_terms(
+            where.category, where.tags, where.scope, where.only_scope, where.archived
+        )
+        strict, loose = (_filtered(e, required, excluded) for e in (query.strict(), query.loose()))
+        live = where.archived is False
         wanted = max(offset, 0) + limit
-        narrow = bool(where.category or where.tags or where.scope or where.archived is not False)
-        ranked = self._ranked(strict, sql_where, params, wanted, narrow)
+        ranked = self._ranked(strict, live, wanted)
         total = len(ranked) if len(ranked) < wanted else None
         if strict != loose and len(ranked) < wanted:
             seen = {rowid for rowid, _rank in ranked}
-            more = self._ranked(loose, sql_where, params, wanted + len(ranked), narrow)
+            more = self._ranked(loose, live, wanted + len(ranked))
             ranked += [(rowid, rank) for rowid, rank in more if rowid not in seen]
             total = len(ranked) if len(more) < wanted + len(seen) else None
         if total is None:
-            total = self._count(loose, where, sql_where, params)
-        page = ranked[max(offset, 0) : wanted]
-        return SearchPage(self._hits(loose, page), total)
-
-    def _ranked(
-        self, expression: str, where: str, params: list[object], limit: int, narrow: bool
-    ) -> list[tuple[int, float]]:
-        """(rowid, bm25) of the best `limit` matches that pass the filter.
-
-        FTS5 ranks fastest alone: unless the filter is `narrow` (a category, tags or a scope),
-        the best candidates are ranked without the notes table, then filtered; only when too
-        few pass does the query join notes for every match.
-        """
-        for candidates in () if narrow else (limit * 3, limit * 24):
             rows = self._query(
-                f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank FROM notes_fts"
-                " WHERE notes_fts MATCH ? ORDER BY rank LIMIT ?",
-                [expression, candidates],
+                f"SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ? {_LIVE if live else ''}",
+                [loose, clock.now_iso()] if live else [loose],
             )
-            passing = self._passing([int(r[0]) for r in rows], where, params)
-            kept = [(int(r[0]), float(r[1])) for r in rows if int(r[0]) in passing]
-            if len(kept) >= limit or len(rows) < candidates:
-                return kept[:limit]
+            total = int(rows[0][0])
+        page = ranked[max(offset, 0) : wanted]
+        return SearchPage(self._hits(query.loose(), page), total)
+
+    def _ranked(self, expression: str, live: bool, limit: int) -> list[tuple[int, float]]:
+        """(rowid, bm25) of the best `limit` matches; `live` leaves out expired memories."""
         rows = self._query(
-            f"SELECT notes_fts.rowid, bm25(notes_fts, {_WEIGHTS}) AS rank FROM notes_fts"
-            f" JOIN notes n ON n.rowid = notes_fts.rowid WHERE notes_fts MATCH ? {where}"
-            " ORDER BY rank LIMIT ?",
-            [expression, *params, limit],
+            f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank FROM notes_fts"
+            f" WHERE notes_fts MATCH ? {_LIVE if live else ''} ORDER BY rank LIMIT ?",
+            [expression, clock.now_iso(), limit] if live else [expression, limit],
         )
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def _passing(self, rowids: list[int], where: str, params: list[object]) -> set[int]:
-        if not rowids:
-            return set()
-        marks = ", ".join("?" for _ in rowids)
-        rows = self._query(
-            f"SELECT n.rowid FROM notes n WHERE n.rowid IN ({marks}) {where}", [*rowids, *params]
-        )
-        return {int(r[0]) for r in rows}
-
-    def _count(self, expression: str, where: Filter, sql_where: str, params: list[object]) -> int:
-        """How many notes match; without the notes table when the filter cannot exclude any."""
-        if where == Filter() and not self._query(f"SELECT 1 FROM notes WHERE {_HIDDEN} LIMIT 1"):
-            rows = self._query(
-                "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", [expression]
-            )
-            return int(rows[0][0])
-        rows = self._query(
-            "SELECT count(*) FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
-            f" WHERE notes_fts MATCH ? {sql_where}",
-            [expression, *params],
-        )
-        return int(rows[0][0])
-
     def _hits(self, expression: str, page: list[tuple[int, float]]) -> list[SearchHit]:
-        """The page's notes with a snippet highlighting every word of the query."""
+        """The page's notes with a snippet highlighting the query's words: from the body, or
+        from the title when only the title matches."""
         if not page:
             return []
         marks = ", ".join("?" for _ in page)
         rows = self._query(
             f"SELECT notes_fts.rowid AS hit, {_NOTE_COLUMNS},"
-            " snippet(notes_fts, -1, '**', '**', '…', 16) AS snip"
+            f" snippet(notes_fts, 3, '{_OPEN}', '{_CLOSE}', '…', 16) AS body_snip,"
+            f" snippet(notes_fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) AS title_snip"
             " FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
             " LEFT JOIN usage u ON u.id = n.id"
             f" WHERE notes_fts MATCH ? AND notes_fts.rowid IN ({marks})",
@@ -732,6 +704,9 @@ class Index:
             if row is None:
                 continue
             note = _note_row(row)
+            snip = row["body_snip"] or ""
+            if _OPEN not in snip and _OPEN in (row["title_snip"] or ""):
+                snip = row["title_snip"]
             hits.append(
                 SearchHit(
                     id=note.id,
@@ -740,7 +715,7 @@ class Index:
                     category=note.category,
                     tags=note.tags,
                     score=round(-rank, 4),
-                    snippet=display_text(row["snip"] or ""),
+                    snippet=display_text(snip.replace(_OPEN, "**").replace(_CLOSE, "**")),
                     updated_at=note.updated_at,
                     last_reviewed=note.last_reviewed,
                     scope=note.scope,
@@ -877,13 +852,11 @@ _NOTE_COLUMNS = (
     " n.scope, n.expires_at, coalesce(u.access_count, 0) AS access_count, u.last_access,"
     " n.problem"
 )
-ARCHIVE = "archive"
 _ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
-# Notes a default search leaves out (archived, or with an expiry), found through indexes.
-_HIDDEN = (
-    f"folder = '{ARCHIVE}' OR (folder > '{ARCHIVE}/' AND folder < '{ARCHIVE}0')"
-    " OR expires_at IS NOT NULL"
-)
+# Leaves out memories past their expiry that are not archived yet (few: found by index).
+_LIVE = "AND rowid NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?)"
+# Snippet highlight marks no text contains, turned into ** once the best snippet is chosen.
+_OPEN, _CLOSE = "\x02", "\x03"
 SORTS = {
     "updated": "n.updated_at DESC, n.path",
     "created": "n.created_at DESC, n.path",
@@ -970,6 +943,14 @@ def _parsed(jobs: list[tuple[str, str, int, int]]) -> Iterator[NoteRows | Skippe
     except BrokenProcessPool:
         log.warning("a parsing worker died; parsing the remaining %d files here", len(jobs) - done)
         yield from map(file_rows, jobs[done:])
+
+
+def _filtered(expression: str, required: list[str], excluded: str | None) -> str:
+    """A query's FTS5 expression limited to the text columns, with the filter's terms."""
+    combined = f"{_TEXT_COLUMNS} : ({expression})"
+    for term in required:
+        combined = f"({combined}) AND ({term})"
+    return f"({combined}) NOT ({excluded})" if excluded else combined
 
 
 def _script(db: sqlite3.Connection, statements: str) -> None:

@@ -9,6 +9,7 @@ import posixpath
 from dataclasses import dataclass
 
 from .document import parse_document
+from .facets import note_facets
 from .markdown import Link, find_links, find_tags, related_links
 from .model import Memory
 from .search import fts_text
@@ -25,7 +26,7 @@ class NoteRows:
     aliases: list[tuple[str, str]]
     tags: list[str]
     links: list[LinkValues]
-    fts: tuple[str, str, str, str]
+    fts: tuple[str, str, str, str, str]
     problem: str | None
 
 
@@ -64,6 +65,7 @@ def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
             fts_text(" ".join(memory.aliases)),
             " ".join(tags),
             fts_text(memory.body),
+            note_facets(folder, tags, memory.scope),
         ),
         problem=memory.problem,
     )

@@ -20,10 +20,9 @@ _CJK_CLASS = (
 )
 _CJK = re.compile(f"[{_CJK_CLASS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_CJK_GAP = re.compile(
-    f"(?<=[{_CJK_CLASS}]) +(?=(?:\\*\\*)?[{_CJK_CLASS}])"
-    f"|(?<=[{_CJK_CLASS}]\\*\\*) +(?=[{_CJK_CLASS}])"
-)
+# What fts_text puts around each CJK character: a separator to unicode61 that no one types, so
+# display_text can take exactly these out again and keep the spaces the writer put.
+_GAP = "\u2009"
 _TOKEN = re.compile(r'(-?)"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+")
 
@@ -43,12 +42,12 @@ def fts_text(text: str) -> str:
     """Text as it goes into the FTS table: each CJK character stands alone as a token."""
     if text.isascii() or not _CJK.search(text):
         return text
-    return _CJK_RUN.sub(lambda run: " " + " ".join(run.group(0)) + " ", text)
+    return _CJK_RUN.sub(lambda run: _GAP + _GAP.join(run.group(0)) + _GAP, text)
 
 
 def display_text(text: str) -> str:
-    """FTS text back to how a person writes it (undo the spaces `fts_text` put between CJK)."""
-    return _CJK_GAP.sub("", text).strip()
+    """FTS text back to how a person wrote it (without the gaps `fts_text` put around CJK)."""
+    return text.replace(_GAP, "").strip()
 
 
 @dataclass

@@ -16,8 +16,8 @@ from . import clock, similar
 from .config import Settings
 from .document import Document
 from .errors import Conflict, Duplicate, Invalid, NotFound
+from .facets import ARCHIVE
 from .index import (
-    ARCHIVE,
     SORTS,
     Filter,
     Index,

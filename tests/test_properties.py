@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from memvault.config import Settings
 from memvault.document import BOM, Document, parse_document, render_document
 from memvault.errors import MemvaultError
-from memvault.index import SearchPage
+from memvault.index import Filter, SearchPage
 from memvault.markdown import (
     find_links,
     find_tags,
@@ -502,3 +502,58 @@ def test_parsed_queries_are_valid_fts5(fts: sqlite3.Connection, text: str) -> No
     strict, loose = query.strict(), query.loose()
     for expression in (strict, loose, f"{loose} NOT {strict}"):
         fts.execute("SELECT count(*) FROM t WHERE t MATCH ?", (expression,)).fetchall()
+
+
+# -- 7. filters: a filtered search covers what the filtered listing covers ---------------------
+
+FOLDERS = ["", "work", "Work", "work/alpha", "work/Alpha/deep", "workshop", "archive",
+           "archive/work", "Archive", "ärger/Ä", "a b"]  # fmt: skip
+TAGS = ["ops", "OPS", "ops/db", "ops/db/pg", "opsx", "Ü/x", "/lead", "a b"]
+SCOPES = [None, "acme", "ACME", "beta"]
+
+
+@pytest.fixture(scope="module")
+def filter_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultService]:
+    """Notes in every folder with every tag and scope (written as files, so names keep their
+    case), one with an inline tag, one expired but not archived yet."""
+    folder = tmp_path_factory.mktemp("filter-vault")
+    combinations = [(f, t, s) for f in FOLDERS for t in TAGS for s in SCOPES]
+    for i, (where, tag, scope) in enumerate(combinations[::3]):
+        path = folder / where / f"note-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"id": f"n{i}", "title": f"Note {i}", "tags": [tag]} | (
+            {"scope": scope} if scope else {}
+        )
+        path.write_text(f"---\n{yaml.safe_dump(meta)}---\nshared word #inline/{i % 2}\n")
+    service = VaultService.open(Settings(vault=folder))
+    late = folder / "work" / "expired.md"
+    late.write_text("---\nid: late\ntitle: Late\nexpires_at: 2001-01-01\n---\nshared word\n")
+    service.sync()
+    yield service
+    service.close()
+
+
+@SLOW
+@given(
+    category=st.sampled_from([None, *FOLDERS[1:], "WORK", "work/", "archive/"]),
+    tags=st.lists(st.sampled_from([*TAGS, "#ops", "ops/", "inline", "INLINE/1"]), max_size=2),
+    scope=st.sampled_from([*SCOPES, "Acme"]),
+    only_scope=st.booleans(),
+    archived=st.sampled_from([False, True, None]),
+)
+def test_filtered_search_covers_what_the_filtered_listing_covers(
+    filter_vault: VaultService,
+    category: str | None,
+    tags: list[str],
+    scope: str | None,
+    only_scope: bool,
+    archived: bool | None,
+) -> None:
+    """Given notes in folders, tags and scopes that differ in case, depth and archive state,
+    when every note matches the query and a filter is applied,
+    then search finds (and counts) exactly the notes the listing with that filter gives."""
+    where = Filter(category, tuple(tags), scope, only_scope, archived)
+    listed, total = filter_vault.index.list_notes(where, limit=10_000)
+    page = filter_vault.index.search("shared word", limit=10_000, where=where)
+    assert sorted(hit.path for hit in page.results) == sorted(row.path for row in listed)
+    assert page.total == total

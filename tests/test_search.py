@@ -72,8 +72,13 @@ def test_chinese_japanese_korean_by_a_few_characters(notes: VaultService) -> Non
     assert titles(notes, "再試行") == ["決済のリトライ"]
     assert titles(notes, "재시도") == ["결제 재시도 정책"]
     assert titles(notes, "订单取消了吗")[0] == "支付重试策略"
-    hit = notes.search("重试").results[0]
-    assert hit.snippet == "支付**重试**策略"
+    assert notes.search("重试").results[0].snippet == "失败的支付会**重试**三次，然后取消订单。"
+    # Only the gaps made for indexing leave a snippet: the writer's own spaces stay.
+    assert notes.search("재시도").results[0].snippet == "실패한 결제는 세 번 **재시도**합니다."
+
+
+def test_snippet_comes_from_the_title_when_only_the_title_matches(notes: VaultService) -> None:
+    assert notes.search("策略").results[0].snippet == "支付重试**策略**"
 
 
 def test_filters_by_category_and_tags(notes: VaultService) -> None:

@@ -1,0 +1,84 @@
+"""Filters as words in the full-text index, so a filtered search scores only the notes that pass.
+
+Each note's folder, tags, scope and archived state become tokens in the FTS table's `facets`
+column; a category, tag or scope filter is then one more term of the FTS5 query, and FTS5
+computes bm25 for the passing notes only, where filtering after ranking scores every match.
+
+The tokens follow the rules of the SQL filters that listings use (`index._filters`): case is
+folded for ASCII letters only, as SQLite's lower() and NOCASE do, and a category or a tag also
+covers everything under it (`work` covers `work/alpha`). A token is a hash in decimal digits
+behind a letter, so no word a person writes collides with it and the porter stemmer (which only
+strips letter suffixes) leaves it whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from collections.abc import Iterable
+
+ARCHIVE = "archive"
+COLUMN = "facets"
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def note_facets(folder: str, tags: Iterable[str], scope: str | None) -> str:
+    """The `facets` text of a note: one token per folder prefix, tag prefix and scope."""
+    tokens = [_token("category", p) for p in _prefixes(_fold(folder))] if folder else []
+    for tag in tags:
+        tokens += [_token("tag", p) for p in _prefixes(_fold(tag))]
+    tokens.append(_token("scope", _fold(scope)) if scope else _token("global", ""))
+    if archived(folder):
+        tokens.append(_token("archived", ""))
+    return " ".join(dict.fromkeys(tokens))
+
+
+def filter_terms(
+    category: str | None,
+    tags: Iterable[str],
+    scope: str | None,
+    only_scope: bool,
+    archived_only: bool | None,
+) -> tuple[list[str], str | None]:
+    """(FTS5 terms a note must match, term it must not match) for a filter's arguments.
+
+    `category` is compared lower-cased (as index._filters does); tags and scope ASCII-folded.
+    `archived_only`: True keeps archived notes only, False leaves them out, None keeps all.
+    """
+    required = []
+    if category:
+        required.append(_term(_token("category", category.strip("/").lower())))
+    for tag in tags:
+        required.append(_term(_token("tag", _fold(tag.strip().lstrip("#")))))
+    if scope:
+        wanted = _token("scope", _fold(scope))
+        required.append(
+            _term(wanted) if only_scope else f'{COLUMN} : ("{wanted}" OR "{_token("global", "")}")'
+        )
+    archived_term = _term(_token("archived", ""))
+    if archived_only:
+        required.append(archived_term)
+    return required, archived_term if archived_only is False else None
+
+
+def archived(folder: str) -> bool:
+    """Whether a folder lies in the archive (case-sensitive, as the SQL filter reads it)."""
+    return folder == ARCHIVE or folder.startswith(ARCHIVE + "/")
+
+
+def _fold(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
+def _prefixes(value: str) -> list[str]:
+    """`a/b/c` -> `a`, `a/b`, `a/b/c`: every place a filter on the hierarchy may stop."""
+    return [value[:i] for i, char in enumerate(value) if char == "/"] + [value]
+
+
+def _token(kind: str, value: str) -> str:
+    digest = hashlib.blake2b(f"{kind}\0{value}".encode(), digest_size=8).digest()
+    return f"f{int.from_bytes(digest, 'big')}"
+
+
+def _term(token: str) -> str:
+    return f'{COLUMN} : "{token}"'
