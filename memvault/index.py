@@ -185,6 +185,15 @@ class SearchHit:
 
 
 @dataclass
+class _Match:
+    """A note the full-text query ranked, with the snippet to show for it."""
+
+    rowid: int
+    rank: float
+    snippet: str
+
+
+@dataclass
 class SearchPage:
     results: list[SearchHit]
     total: int
@@ -647,7 +656,7 @@ class Index:
     ) -> SearchPage:
         """Notes matching a query, best first: those with all the query's words, then those
         with any of them. The filter is part of the FTS5 query (see facets.py), so only the
-        notes that pass are scored; snippets are made for the returned page only."""
+        notes that pass are scored."""
         query = parse_query(text)
         if query.empty or limit <= 0:
             return SearchPage([], 0)
@@ -660,9 +669,9 @@ class Index:
         ranked = self._ranked(strict, live, wanted)
         total = len(ranked) if len(ranked) < wanted else None
         if strict != loose and len(ranked) < wanted:
-            seen = {rowid for rowid, _rank in ranked}
+            seen = {match.rowid for match in ranked}
             more = self._ranked(loose, live, wanted + len(ranked))
-            ranked += [(rowid, rank) for rowid, rank in more if rowid not in seen]
+            ranked += [match for match in more if match.rowid not in seen]
             total = len(ranked) if len(more) < wanted + len(seen) else None
         if total is None:
             rows = self._query(
@@ -670,59 +679,48 @@ class Index:
                 [loose, clock.now_iso()] if live else [loose],
             )
             total = int(rows[0][0])
-        page = ranked[max(offset, 0) : wanted]
-        return SearchPage(self._hits(query.loose(), page), total)
+        return SearchPage(self._hits(ranked[max(offset, 0) : wanted]), total)
 
-    def _ranked(self, expression: str, live: bool, limit: int) -> list[tuple[int, float]]:
-        """(rowid, bm25) of the best `limit` matches; `live` leaves out expired memories."""
+    def _ranked(self, expression: str, live: bool, limit: int) -> list[_Match]:
+        """The best `limit` matches with their bm25 and snippets; `live` leaves out expired
+        memories. SQLite computes the snippets only for rows that enter the best `limit`."""
         rows = self._query(
-            f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank FROM notes_fts"
+            f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank,"
+            f" snippet(notes_fts, 3, '{_OPEN}', '{_CLOSE}', '…', 16),"
+            f" snippet(notes_fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) FROM notes_fts"
             f" WHERE notes_fts MATCH ? {_LIVE if live else ''} ORDER BY rank LIMIT ?",
             [expression, clock.now_iso(), limit] if live else [expression, limit],
         )
-        return [(int(r[0]), float(r[1])) for r in rows]
+        return [_Match(int(r[0]), float(r[1]), _snippet(r[2], r[3])) for r in rows]
 
-    def _hits(self, expression: str, page: list[tuple[int, float]]) -> list[SearchHit]:
-        """The page's notes with a snippet highlighting the query's words: from the body, or
-        from the title when only the title matches."""
+    def _hits(self, page: list[_Match]) -> list[SearchHit]:
+        """The page's matches with what the index knows of each note."""
         if not page:
             return []
         marks = ", ".join("?" for _ in page)
         rows = self._query(
-            f"SELECT notes_fts.rowid AS hit, {_NOTE_COLUMNS},"
-            f" snippet(notes_fts, 3, '{_OPEN}', '{_CLOSE}', '…', 16) AS body_snip,"
-            f" snippet(notes_fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) AS title_snip"
-            " FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
-            " LEFT JOIN usage u ON u.id = n.id"
-            f" WHERE notes_fts MATCH ? AND notes_fts.rowid IN ({marks})",
-            [expression, *(rowid for rowid, _rank in page)],
+            f"SELECT n.rowid AS hit, {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            f" WHERE n.rowid IN ({marks})",
+            [match.rowid for match in page],
         )
-        by_rowid = {int(row["hit"]): row for row in rows}
-        hits = []
-        for rowid, rank in page:
-            row = by_rowid.get(rowid)
-            if row is None:
-                continue
-            note = _note_row(row)
-            snip = row["body_snip"] or ""
-            if _OPEN not in snip and _OPEN in (row["title_snip"] or ""):
-                snip = row["title_snip"]
-            hits.append(
-                SearchHit(
-                    id=note.id,
-                    title=note.title,
-                    path=note.path,
-                    category=note.category,
-                    tags=note.tags,
-                    score=round(-rank, 4),
-                    snippet=display_text(snip.replace(_OPEN, "**").replace(_CLOSE, "**")),
-                    updated_at=note.updated_at,
-                    last_reviewed=note.last_reviewed,
-                    scope=note.scope,
-                    age=note.age,
-                )
+        notes = {int(row["hit"]): _note_row(row) for row in rows}
+        return [
+            SearchHit(
+                id=note.id,
+                title=note.title,
+                path=note.path,
+                category=note.category,
+                tags=note.tags,
+                score=round(-match.rank, 4),
+                snippet=match.snippet,
+                updated_at=note.updated_at,
+                last_reviewed=note.last_reviewed,
+                scope=note.scope,
+                age=note.age,
             )
-        return hits
+            for match in page
+            if (note := notes.get(match.rowid)) is not None
+        ]
 
     def list_notes(
         self, where: Filter = Filter(), sort: str = "updated", limit: int = 50, offset: int = 0
@@ -943,6 +941,14 @@ def _parsed(jobs: list[tuple[str, str, int, int]]) -> Iterator[NoteRows | Skippe
     except BrokenProcessPool:
         log.warning("a parsing worker died; parsing the remaining %d files here", len(jobs) - done)
         yield from map(file_rows, jobs[done:])
+
+
+def _snippet(body: str | None, title: str | None) -> str:
+    """The body's snippet, or the title's when only the title has the query's words."""
+    chosen = body or ""
+    if _OPEN not in chosen and _OPEN in (title or ""):
+        chosen = title or ""
+    return display_text(chosen.replace(_OPEN, "**").replace(_CLOSE, "**"))
 
 
 def _filtered(expression: str, required: list[str], excluded: str | None) -> str:
