@@ -412,15 +412,14 @@ class Index:
         started = time.perf_counter()
         summary = SyncSummary()
         indexed = {
-            r[0]: (int(r[1]), int(r[2]), str(r[3]), str(r[4]))
-            for r in self._query("SELECT path, size, mtime_ns, hash, id FROM notes")
+            r[0]: (int(r[1]), int(r[2]))
+            for r in self._query("SELECT path, size, mtime_ns FROM notes")
         }
         seen: set[str] = set()
         changed: list[FileInfo] = []
         for info in store.walk(summary.skipped):
             seen.add(info.path)
-            old = indexed.get(info.path)
-            if old is None or (old[0], old[1]) != (info.size, info.mtime_ns):
+            if indexed.get(info.path) != (info.size, info.mtime_ns):
                 changed.append(info)
         blocked = [s.path for s in summary.skipped]
         gone = [p for p in indexed if p not in seen and not _inside_any(p, blocked)]
@@ -432,24 +431,24 @@ class Index:
                 except MemvaultError as exc:
                     summary.skipped.append(Skipped(info.path, str(exc)))
                     continue
-                state = indexed.get(info.path)
-                outcome = self._apply(db, info, text, state[:3] if state else None)
+                outcome = self._apply(db, info, text, _state(db, info.path))
                 if outcome == "added":
                     summary.added += 1
                     new_ids[content_hash(text)] = info.path
                 elif outcome == "updated":
                     summary.updated += 1
             for path in gone:
-                moved_to = new_ids.pop(indexed[path][2], None)
+                old = db.execute("SELECT hash, id FROM notes WHERE path = ?", (path,)).fetchone()
+                if old is None:
+                    continue
+                moved_to = new_ids.pop(old[0], None)
                 if moved_to is None:
                     summary.removed += 1
                 else:
                     summary.moved += 1
                     summary.added -= 1
                     row = db.execute("SELECT id FROM notes WHERE path = ?", (moved_to,)).fetchone()
-                    db.execute(
-                        "UPDATE OR IGNORE usage SET id = ? WHERE id = ?", (row[0], indexed[path][3])
-                    )
+                    db.execute("UPDATE OR IGNORE usage SET id = ? WHERE id = ?", (row[0], old[1]))
                 self._drop(db, path)
         summary.seconds = time.perf_counter() - started
         return summary
@@ -478,6 +477,7 @@ class Index:
             _script(db, NOTE_INDEXES)
             self._resolve(db, "1", ())
             _script(db, LINK_INDEXES)
+        self.fresh = False
         summary.links, summary.unresolved_links, summary.attachments = self.link_counts()
         summary.seconds = time.perf_counter() - started
         return summary
@@ -555,8 +555,8 @@ class Index:
 
     def file_state(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
-        rows = self._query("SELECT size, mtime_ns, hash FROM notes WHERE path = ?", (path,))
-        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+        with self._guard:
+            return _state(self._db, path)
 
     def resolve(self, identifier: str) -> list[str]:
         """Paths of the memories an identifier names exactly, by the first rule that matches:
@@ -949,6 +949,12 @@ def _snippet(body: str | None, title: str | None) -> str:
     if _OPEN not in chosen and _OPEN in (title or ""):
         chosen = title or ""
     return display_text(chosen.replace(_OPEN, "**").replace(_CLOSE, "**"))
+
+
+def _state(db: sqlite3.Connection, path: str) -> tuple[int, int, str] | None:
+    """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
+    row = db.execute("SELECT size, mtime_ns, hash FROM notes WHERE path = ?", (path,)).fetchone()
+    return (int(row[0]), int(row[1]), str(row[2])) if row else None
 
 
 def _filtered(expression: str, required: list[str], excluded: str | None) -> str:
