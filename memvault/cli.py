@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
@@ -17,7 +19,7 @@ from .config import DEFAULT_VAULT, ContextSettings, Settings
 from .context import build_briefing
 from .errors import MemvaultError
 from .exchange import dump, export_records, import_records, load
-from .index import Filter
+from .index import Filter, changes_on_disk
 from .markdown import BodyEdit
 from .sessions import save_session_notes
 from .vault import VaultService
@@ -665,34 +667,44 @@ def serve(
 
     The index is synced with the files at start and, unless --no-watch, kept in step while
     serving by watching the vault for edits made in Obsidian or any other program."""
-    # Imported here: the MCP SDK takes most of a second to import, which no other command needs.
-    from .server import LogLevel, build_server
-    from .transport import MCP_PATH, serve_http, serve_stdio
-
     logging.getLogger().setLevel(log_level)
     settings = ctx.find_object(Settings) or Settings()
-    with service(ctx) as vault, watching(vault, not no_watch):
-        server = build_server(vault, cast(LogLevel, log_level), settings.context)
-        if transport == "http":
-            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
-            click.echo(
-                f"memvault: serving {vault.store.root} at {url}\n"
-                f"  connect an MCP client to {url} (streamable HTTP"
-                f"{', header Authorization: Bearer <token>' if token else ''}),\n"
-                "  or let the client launch `memvault serve` over stdio (see README). "
-                "Ctrl-C stops.",
-                err=True,
+    with service(ctx, fill=False) as vault:
+        # A child process looks for what changed on disk while this one imports the MCP SDK:
+        # most of a second each at 100k notes, which no other command pays (hence the import
+        # here). It is forked before any thread starts and opens its own SQLite connection.
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+            index = vault.index
+            finding = (
+                None if index.fresh else pool.submit(changes_on_disk, vault.store.root, index.path)
             )
-            serve_http(server, host, port, token)
-            return
-        if sys.stdin.isatty():
-            click.echo(
-                "memvault: speaking MCP on stdin/stdout for an MCP client; nothing to type here. "
-                "For a person: `memvault serve --transport http`. Ctrl-C stops.",
-                err=True,
-            )
-        with suppress(KeyboardInterrupt):
-            serve_stdio(server)
+            from .server import LogLevel, build_server
+            from .transport import MCP_PATH, serve_http, serve_stdio
+
+            found = finding.result() if finding is not None else None
+        vault.fill(found)
+        with watching(vault, not no_watch):
+            server = build_server(vault, cast(LogLevel, log_level), settings.context)
+            if transport == "http":
+                url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
+                click.echo(
+                    f"memvault: serving {vault.store.root} at {url}\n"
+                    f"  connect an MCP client to {url} (streamable HTTP"
+                    f"{', header Authorization: Bearer <token>' if token else ''}),\n"
+                    "  or let the client launch `memvault serve` over stdio (see README). "
+                    "Ctrl-C stops.",
+                    err=True,
+                )
+                serve_http(server, host, port, token)
+                return
+            if sys.stdin.isatty():
+                click.echo(
+                    "memvault: speaking MCP on stdin/stdout for an MCP client; nothing to type "
+                    "here. For a person: `memvault serve --transport http`. Ctrl-C stops.",
+                    err=True,
+                )
+            with suppress(KeyboardInterrupt):
+                serve_stdio(server)
 
 
 if __name__ == "__main__":

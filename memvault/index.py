@@ -255,6 +255,16 @@ class RebuildSummary:
 
 
 @dataclass
+class Changes:
+    """What a walk found different from the index: files to read, paths gone, and folders or
+    files it could not read."""
+
+    changed: list[FileInfo]
+    gone: list[str]
+    skipped: list[Skipped]
+
+
+@dataclass
 class SyncSummary:
     """What an incremental pass found: counts of files by what happened to them."""
 
@@ -403,26 +413,34 @@ class Index:
         self._replace(db, memory_from(info.path, parse_document(text), info.mtime_ns), info, text)
         return "added" if state is None else "updated"
 
-    def sync(self, store: VaultStore) -> SyncSummary:
-        """Index only what changed on disk since the last pass: size and mtime first, then hash.
-
-        A file renamed outside memvault keeps its kept state (same id, or same content for a
-        note without an id). A file or folder that cannot be read is reported, never deleted.
-        """
-        started = time.perf_counter()
-        summary = SyncSummary()
+    def changes(self, store: VaultStore) -> Changes:
+        """What differs between the disk and the index, by size and mtime (no file is read)."""
+        skipped: list[Skipped] = []
         indexed = {
             r[0]: (int(r[1]), int(r[2]))
             for r in self._query("SELECT path, size, mtime_ns FROM notes")
         }
         seen: set[str] = set()
         changed: list[FileInfo] = []
-        for info in store.walk(summary.skipped):
+        for info in store.walk(skipped):
             seen.add(info.path)
             if indexed.get(info.path) != (info.size, info.mtime_ns):
                 changed.append(info)
-        blocked = [s.path for s in summary.skipped]
+        blocked = [s.path for s in skipped]
         gone = [p for p in indexed if p not in seen and not _inside_any(p, blocked)]
+        return Changes(changed, gone, skipped)
+
+    def sync(self, store: VaultStore, found: Changes | None = None) -> SyncSummary:
+        """Index only what changed on disk since the last pass: size and mtime first, then hash.
+
+        A file renamed outside memvault keeps its kept state (same id, or same content for a
+        note without an id). A file or folder that cannot be read is reported, never deleted.
+        `found` is what `changes` returned just before, when the caller has it already.
+        """
+        started = time.perf_counter()
+        found = found or self.changes(store)
+        summary = SyncSummary(skipped=list(found.skipped))
+        changed, gone = found.changed, found.gone
         with self._transaction() as db:
             new_ids: dict[str, str] = {}
             for info in changed:
@@ -949,6 +967,16 @@ def _snippet(body: str | None, title: str | None) -> str:
     if _OPEN not in chosen and _OPEN in (title or ""):
         chosen = title or ""
     return display_text(chosen.replace(_OPEN, "**").replace(_CLOSE, "**"))
+
+
+def changes_on_disk(root: Path, index_path: Path) -> Changes:
+    """`Index.changes` for the vault at `root` and an existing index: a module-level function
+    of plain values, so another process can run it (the server does while it imports)."""
+    index = Index(index_path)
+    try:
+        return index.changes(VaultStore(root))
+    finally:
+        index.close()
 
 
 def _state(db: sqlite3.Connection, path: str) -> tuple[int, int, str] | None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from filelock import FileLock, Timeout
 
@@ -33,9 +33,9 @@ WRITE_SLACK = 2
 LEFTOVER_AGE = 60.0
 
 
-@dataclass(frozen=True)
-class FileInfo:
-    """What a walk sees of a markdown file, enough to tell whether it changed."""
+class FileInfo(NamedTuple):
+    """What a walk sees of a markdown file, enough to tell whether it changed (a tuple: a walk
+    makes one per file, so it should cost little)."""
 
     path: str
     size: int

@@ -19,6 +19,7 @@ from .errors import Conflict, Duplicate, Invalid, NotFound
 from .facets import ARCHIVE
 from .index import (
     SORTS,
+    Changes,
     Filter,
     Index,
     LinkRow,
@@ -108,21 +109,25 @@ class VaultService:
 
     @classmethod
     def open(cls, settings: Settings, fill: bool = True) -> VaultService:
-        """Open (and create if needed) the vault and index, and bring the index up to date with
-        the files (a full build for a new index, else an incremental sync) unless `fill` is off
-        (for a caller about to rebuild anyway)."""
+        """Open (and create if needed) the vault and index, and fill the index (see `fill`)
+        unless `fill` is off (for a caller about to rebuild, or with a walk to fill from)."""
         store = VaultStore(settings.vault)
         store.ensure()
-        index = Index(settings.index_file)
-        if fill and index.fresh:
-            index.rebuild(store)
-        elif fill:
-            index.sync(store)
-        vault = cls(store, index, settings.limits)
+        vault = cls(store, Index(settings.index_file), settings.limits)
         if fill:
-            vault.links.recover()
-            vault.archive_expired()
+            vault.fill()
         return vault
+
+    def fill(self, found: Changes | None = None) -> None:
+        """Bring the index up to date with the files (a full build for a new index, else an
+        incremental sync, of `found` when the caller looked for changes already), finish a
+        rename a crash interrupted, and archive what has expired."""
+        if self.index.fresh:
+            self.index.rebuild(self.store)
+        else:
+            self.index.sync(self.store, found)
+        self.links.recover()
+        self.archive_expired()
 
     def close(self) -> None:
         self.index.close()

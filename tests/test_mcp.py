@@ -409,3 +409,28 @@ def test_serve_on_a_terminal_says_what_it_is_waiting_for(vault_dir: Path) -> Non
                 stream.close()
     assert hint.startswith("memvault: speaking MCP on stdin/stdout")
     assert "memvault serve --transport http" in hint
+
+
+async def test_a_server_starts_on_what_changed_while_it_was_down(vault_dir: Path) -> None:
+    """Edits, a new file and a deletion made with no server running are all in the first
+    answer of the next server (it looks for them in a child process while it imports)."""
+    async with stdio_session(vault_dir) as session:
+        for title, content in (("Kept", "alpha"), ("Edited", "beta"), ("Deleted", "gamma")):
+            await session.call_tool("write_mem", {"title": title, "content": content})
+    (vault_dir / "edited.md").write_text(
+        (vault_dir / "edited.md").read_text(encoding="utf-8").replace("beta", "delta"),
+        encoding="utf-8",
+    )
+    (vault_dir / "added.md").write_text("# Added\nepsilon\n", encoding="utf-8")
+    (vault_dir / "deleted.md").unlink()
+
+    async with stdio_session(vault_dir) as session:
+        for word, titles in (
+            ("alpha", ["Kept"]),
+            ("delta", ["Edited"]),
+            ("beta", []),
+            ("epsilon", ["Added"]),
+            ("gamma", []),
+        ):
+            found = structured(await session.call_tool("search_mem", {"query": word}))
+            assert [hit["title"] for hit in found["results"]] == titles, word
