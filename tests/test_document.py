@@ -64,3 +64,12 @@ def test_values_yaml_cannot_build_are_problems_not_crashes() -> None:
         doc = parse_document(text)
         assert doc.error is not None and not doc.writable
         assert render_document(doc, {}) == text
+
+
+def test_text_is_written_as_people_type_it_not_escaped() -> None:
+    """Emoji and other scripts stay literal in the frontmatter a person edits (libyaml's
+    emitter would write "\\U0001F680"; the pure-Python one keeps them)."""
+    out = render_document(
+        parse_document("Body\n"), {"title": "Deploy 🚀 to 生产", "tags": ["🚀", "café"]}
+    )
+    assert "title: Deploy 🚀 to 生产\n" in out and "tags: [🚀, café]\n" in out
