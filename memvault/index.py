@@ -42,7 +42,7 @@ from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BATCH = 500
 PARALLEL_FROM = 2000
 PARALLEL_BATCH = 4000
@@ -100,9 +100,9 @@ CREATE VIRTUAL TABLE notes_fts USING fts5(
 NOTE_INDEXES = """
 CREATE UNIQUE INDEX notes_path ON notes(path);
 CREATE INDEX notes_id ON notes(id);
-CREATE INDEX notes_stem ON notes(stem_key);
-CREATE INDEX notes_path_key ON notes(path_key);
-CREATE INDEX notes_title ON notes(title_key);
+CREATE INDEX notes_stem ON notes(stem_key, folder, path);
+CREATE INDEX notes_path_key ON notes(path_key, folder, path);
+CREATE INDEX notes_title ON notes(title_key, folder, path);
 CREATE INDEX notes_updated ON notes(updated_at);
 CREATE INDEX notes_scope ON notes(scope);
 CREATE INDEX notes_folder ON notes(folder);
@@ -133,8 +133,8 @@ CREATE TABLE IF NOT EXISTS usage (
 # Link resolution in DESIGN.md's order: exact path, path suffix, file stem, title, alias.
 # Each tier fills only links still unresolved, so the first tier that matches wins; within a
 # tier a note in the link's own folder wins, then the shortest path. (SQLite rejects a
-# correlated ORDER BY here, hence the COALESCE of two lookups. The unary + on n.folder keeps
-# the planner on the key's index instead of walking the link's whole folder.)
+# correlated ORDER BY here, hence the COALESCE of two lookups. The key indexes go on with
+# folder and path, so the nearest-first lookup is one seek, not a walk of the folder.)
 _TIERS = (
     ("{t}.has_path", "FROM notes n WHERE n.path_key = {t}.key"),
     ("{t}.alt IS NOT NULL", "FROM notes n WHERE n.path_key = {t}.alt"),
@@ -155,7 +155,7 @@ def _tier_updates(table: str) -> list[str]:
     for condition, source in _TIERS:
         lookup = source.format(t=table)
         nearest = (
-            f"coalesce((SELECT n.rowid {lookup} AND +n.folder = {table}.folder"
+            f"coalesce((SELECT n.rowid {lookup} AND n.folder = {table}.folder"
             f" ORDER BY n.path LIMIT 1),"
             f" (SELECT n.rowid {lookup} ORDER BY length(n.path), n.path LIMIT 1))"
         )
