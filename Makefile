@@ -34,7 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --sizes 1000 10000
 
 bench-full: $(STAMP)
-	$(BIN)/python benchmarks/run.py --sizes 1000 10000 100000 --runs 3
+	$(BIN)/python benchmarks/run.py --sizes 1000 10000 100000
 
 bench-peers: $(STAMP)
 	$(BIN)/python benchmarks/peers.py

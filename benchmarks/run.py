@@ -32,6 +32,7 @@ from measure import MEMVAULT, ProcessRun, machine, median, percentile, run_proce
 from workload import MemoryMaker, Query, edit_bodies, note_files, queries
 
 from memvault.config import Settings
+from memvault.index import Filter
 from memvault.vault import VaultService
 
 HERE = Path(__file__).resolve().parent
@@ -209,33 +210,41 @@ def bench_roundtrip(b: Bench) -> Row:
     )
 
 
-def bench_inprocess_search(b: Bench, vault: VaultService, asked: list[Query]) -> Row:
-    """VaultService.search against the floor's bm25 query, same texts, no filter, alternating."""
-    log(f"[{b.size}] in-process search x{len(asked)}")
-    db = sqlite3.connect(b.floor_index)
-    mine: list[float] = []
-    floors: list[float] = []
-    for i, q in enumerate(asked):
-        sides = [
-            (mine, partial(vault.search, q.text, 10)),
-            (floors, partial(floor.search, db, q.text)),
-        ]
-        for times, action in sides if i % 2 == 0 else sides[::-1]:
-            times.append(timed(action))
-    db.close()
-    ms, floor_ms = [t * 1000 for t in mine[3:]], [t * 1000 for t in floors[3:]]
-    value, floor_value = median(ms), median(floor_ms)
-    return Row(
-        "search in-process (VaultService.search)",
-        b.size,
-        "ms",
-        value,
-        p95=percentile(ms, 95),
-        floor=floor_value,
-        target="≤ 1.5x floor",
-        result=verdict(value <= 1.5 * floor_value),
-        note=f"n={len(ms)}, no filter; floor p95 {percentile(floor_ms, 95):.2f} ms",
-    )
+def bench_inprocess_search(b: Bench, vault: VaultService, asked: list[Query]) -> list[Row]:
+    """VaultService.search against the floor's bm25 query, same texts, alternating: once
+    without a filter (the floor has none) and once with the MCP benchmark's filters."""
+    rows = []
+    for filtered in (False, True):
+        log(f"[{b.size}] in-process search x{len(asked)}" + (", filtered" if filtered else ""))
+        db = sqlite3.connect(b.floor_index)
+        mine: list[float] = []
+        floors: list[float] = []
+        for i, q in enumerate(asked):
+            where = Filter(q.category if q.tag is None else None, (q.tag,) if q.tag else ())
+            sides = [
+                (mine, partial(vault.search, q.text, 10, 0, where if filtered else None)),
+                (floors, partial(floor.search, db, q.text)),
+            ]
+            for times, action in sides if i % 2 == 0 else sides[::-1]:
+                times.append(timed(action))
+        db.close()
+        ms, floor_ms = [t * 1000 for t in mine[3:]], [t * 1000 for t in floors[3:]]
+        value, floor_value = median(ms), median(floor_ms)
+        rows.append(
+            Row(
+                "search in-process (VaultService.search)" + (", filtered" if filtered else ""),
+                b.size,
+                "ms",
+                value,
+                p95=percentile(ms, 95),
+                floor=floor_value,
+                target="≤ 1.5x floor",
+                result=verdict(value <= 1.5 * floor_value),
+                note=f"n={len(ms)}, {'same filters as MCP' if filtered else 'no filter'};"
+                f" floor p95 {percentile(floor_ms, 95):.2f} ms",
+            )
+        )
+    return rows
 
 
 def sync_rows(
@@ -348,7 +357,7 @@ def bench_size(size: int, runs: int, seed: int) -> list[Row]:
         rows.append(bench_roundtrip(b))
         vault = VaultService.open(Settings(vault=b.vault, index_path=b.index))
         try:
-            rows.append(bench_inprocess_search(b, vault, asked))
+            rows += bench_inprocess_search(b, vault, asked)
             rows += bench_sync(b, vault)
         finally:
             vault.close()
