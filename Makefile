@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint format inspector bench bench-full bench-peers clean
+.PHONY: install compile run test lint format inspector bench bench-full bench-peers clean
 
 install: $(STAMP)
 
@@ -14,7 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
+# Bytecode for memvault itself, as pip writes it for installed packages: every command starts
+# without compiling memvault's modules first (the editable install leaves them uncompiled).
+compile: $(STAMP)
+	$(BIN)/python -m compileall -q memvault
+
+run: compile
 	$(BIN)/memvault --vault memories serve --transport http --host 127.0.0.1 --port 3000
 
 lint: $(STAMP)
@@ -30,10 +35,10 @@ inspector: $(STAMP)
 	scripts/inspector_check.sh
 
 # Benchmarks (never part of `make test`): memvault against a minimal floor on generated vaults.
-bench: $(STAMP)
+bench: compile
 	$(BIN)/python benchmarks/run.py --sizes 1000 10000
 
-bench-full: $(STAMP)
+bench-full: compile
 	$(BIN)/python benchmarks/run.py --sizes 1000 10000 100000
 
 bench-peers: $(STAMP)

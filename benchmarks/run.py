@@ -44,6 +44,9 @@ EDITED = 100
 HTTP_SERVERS = 4
 HTTP_WRITES_EACH = 50
 RATIO_FROM = 10_000  # the issue sets the reindex ratio target at 10k and 100k notes
+# ... and the in-process search ratio for the search_mem queries (filtered) at 100k notes; on
+# small vaults a query takes a fraction of a millisecond, so fixed costs make any ratio large.
+SEARCH_RATIO_AT = 100_000
 
 
 @dataclass
@@ -230,16 +233,21 @@ def bench_inprocess_search(b: Bench, vault: VaultService, asked: list[Query]) ->
         db.close()
         ms, floor_ms = [t * 1000 for t in mine[3:]], [t * 1000 for t in floors[3:]]
         value, floor_value = median(ms), median(floor_ms)
+        applies = filtered and b.size >= SEARCH_RATIO_AT
+        if filtered:
+            target = "≤ 1.5x floor" + ("" if applies else " (at 100k)")
+        else:
+            target = "none (the floor's own case)"
         rows.append(
             Row(
-                "search in-process (VaultService.search)" + (", filtered" if filtered else ""),
+                "search in-process, " + ("filtered" if filtered else "no filter"),
                 b.size,
                 "ms",
                 value,
                 p95=percentile(ms, 95),
                 floor=floor_value,
-                target="≤ 1.5x floor",
-                result=verdict(value <= 1.5 * floor_value),
+                target=target,
+                result=verdict(value <= 1.5 * floor_value) if applies else "",
                 note=f"n={len(ms)}, {'same filters as MCP' if filtered else 'no filter'};"
                 f" floor p95 {percentile(floor_ms, 95):.2f} ms",
             )
