@@ -695,22 +695,22 @@ class Index:
             ranked += [match for match in more if match.rowid not in seen]
             total = len(ranked) if len(more) < wanted + len(seen) else None
         if total is None:
-            rows = self._query(
-                f"SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ? {_LIVE if live else ''}",
-                [loose, clock.now_iso()] if live else [loose],
+            matching, params = _matching(loose, live)
+            total = int(
+                self._query(f"SELECT count(*) FROM notes_fts WHERE {matching}", params)[0][0]
             )
-            total = int(rows[0][0])
         return SearchPage(self._hits(ranked[max(offset, 0) : wanted]), total)
 
     def _ranked(self, expression: str, live: bool, limit: int) -> list[_Match]:
         """The best `limit` matches with their bm25 and snippets; `live` leaves out expired
         memories. SQLite computes the snippets only for rows that enter the best `limit`."""
+        matching, params = _matching(expression, live)
         rows = self._query(
             f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank,"
             f" snippet(notes_fts, 3, '{_OPEN}', '{_CLOSE}', '…', 16),"
             f" snippet(notes_fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) FROM notes_fts"
-            f" WHERE notes_fts MATCH ? {_LIVE if live else ''} ORDER BY rank LIMIT ?",
-            [expression, clock.now_iso(), limit] if live else [expression, limit],
+            f" WHERE {matching} ORDER BY rank LIMIT ?",
+            [*params, limit],
         )
         return [_Match(int(r[0]), float(r[1]), _snippet(r[2], r[3])) for r in rows]
 
@@ -872,8 +872,6 @@ _NOTE_COLUMNS = (
     " n.problem"
 )
 _ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
-# Leaves out memories past their expiry that are not archived yet (few: found by index).
-_LIVE = "AND rowid NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?)"
 # Snippet highlight marks no text contains, turned into ** once the best snippet is chosen.
 _OPEN, _CLOSE = "\x02", "\x03"
 SORTS = {
@@ -986,6 +984,15 @@ def _state(db: sqlite3.Connection, path: str) -> tuple[int, int, str] | None:
     """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
     row = db.execute("SELECT size, mtime_ns, hash FROM notes WHERE path = ?", (path,)).fetchone()
     return (int(row[0]), int(row[1]), str(row[2])) if row else None
+
+
+def _matching(expression: str, live: bool) -> tuple[str, list[object]]:
+    """The WHERE clause, and its parameters, for the FTS rows matching `expression`; `live`
+    leaves out memories past their expiry that are not archived yet (few, found by index)."""
+    if not live:
+        return "notes_fts MATCH ?", [expression]
+    expired = "SELECT rowid FROM notes WHERE expires_at <= ?"
+    return f"notes_fts MATCH ? AND rowid NOT IN ({expired})", [expression, clock.now_iso()]
 
 
 def _filtered(expression: str, required: list[str], excluded: str | None) -> str:
