@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -417,15 +417,31 @@ class Index:
         return "added" if state is None else "updated"
 
     def changes(self, store: VaultStore) -> Changes:
-        """What differs between the disk and the index, by size and mtime (no file is read)."""
-        skipped: list[Skipped] = []
-        indexed = {
-            r[0]: (int(r[1]), int(r[2]))
-            for r in self._query("SELECT path, size, mtime_ns FROM notes")
-        }
+        """What differs between the disk and the index, by size and mtime (no file is read).
+
+        In a big vault a forked process walks half the folders meanwhile, unless this process
+        runs other threads (a fork copies only the calling thread, with the others' locks).
+        """
+        helper = None
+        big = (self._query("SELECT max(rowid) FROM notes")[0][0] or 0) >= PARALLEL_FROM
+        with ExitStack() as stack:
+            if big and threading.active_count() == 1:
+                context = multiprocessing.get_context("fork")
+                pool = stack.enter_context(ProcessPoolExecutor(1, context))
+                helper = pool.submit(_walked, store.root, (1, 2))
+            indexed = {
+                r[0]: (int(r[1]), int(r[2]))
+                for r in self._query("SELECT path, size, mtime_ns FROM notes")
+            }
+            skipped: list[Skipped] = []
+            files = list(store.walk(skipped, (0, 2) if helper else (0, 1)))
+            if helper is not None:
+                more, more_skipped = helper.result()
+                files += more
+                skipped += more_skipped
         seen: set[str] = set()
         changed: list[FileInfo] = []
-        for info in store.walk(skipped):
+        for info in files:
             seen.add(info.path)
             if indexed.get(info.path) != (info.size, info.mtime_ns):
                 changed.append(info)
@@ -968,6 +984,12 @@ def _snippet(body: str | None, title: str | None) -> str:
     if _OPEN not in chosen and _OPEN in (title or ""):
         chosen = title or ""
     return display_text(chosen.replace(_OPEN, "**").replace(_CLOSE, "**"))
+
+
+def _walked(root: Path, share: tuple[int, int]) -> tuple[list[FileInfo], list[Skipped]]:
+    """One share of a walk of the vault at `root` (run by a helper process)."""
+    skipped: list[Skipped] = []
+    return list(VaultStore(root).walk(skipped, share)), skipped
 
 
 def changes_on_disk(root: Path, index_path: Path) -> Changes:

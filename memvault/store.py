@@ -96,17 +96,27 @@ class VaultStore:
     def exists(self, path: str) -> bool:
         return self.absolute(path).exists()
 
-    def walk(self, skipped: list[Skipped] | None = None) -> Iterator[FileInfo]:
+    def walk(
+        self, skipped: list[Skipped] | None = None, share: tuple[int, int] = (0, 1)
+    ) -> Iterator[FileInfo]:
         """Every markdown file in the vault, skipping dot-folders and symlinks out of it.
 
         On the way it deletes memvault's own temp files that a crash left behind (older than
-        LEFTOVER_AGE seconds; a live writer's temp file lives for milliseconds).
+        LEFTOVER_AGE seconds; a live writer's temp file lives for milliseconds). `share` (i, n)
+        walks only every n-th top-level folder from the i-th (the root's own files go with
+        share 0), so that n processes can walk one vault together.
         """
         if not self.root.is_dir():
             raise Unreadable(f"the vault {self.root} does not exist or is not a folder")
-        yield from self._walk(str(self.root), "", skipped)
+        yield from self._walk(str(self.root), "", skipped, share)
 
-    def _walk(self, folder: str, prefix: str, skipped: list[Skipped] | None) -> Iterator[FileInfo]:
+    def _walk(
+        self,
+        folder: str,
+        prefix: str,
+        skipped: list[Skipped] | None,
+        share: tuple[int, int] = (0, 1),
+    ) -> Iterator[FileInfo]:
         """One folder, depth first in name order; plain strings and scandir keep 100k files fast."""
         try:
             with os.scandir(folder) as listing:
@@ -117,10 +127,12 @@ class VaultStore:
                     Skipped(prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}")
                 )
             return
+        mine, shares = share
+        folders = 0
         for entry in entries:
             name = entry.name
             if name.startswith("."):
-                if name.endswith(TEMP_SUFFIX):
+                if name.endswith(TEMP_SUFFIX) and mine == 0:
                     _remove_leftover(Path(entry.path))
                 continue
             try:
@@ -128,8 +140,10 @@ class VaultStore:
             except OSError:
                 is_dir = False
             if is_dir:
-                yield from self._walk(entry.path, f"{prefix}{name}/", skipped)
-            elif name.lower().endswith(".md"):
+                folders += 1
+                if (folders - 1) % shares == mine:
+                    yield from self._walk(entry.path, f"{prefix}{name}/", skipped)
+            elif name.lower().endswith(".md") and mine == 0:
                 info = self._entry_info(entry, prefix + name, skipped)
                 if info is not None:
                     yield info

@@ -11,6 +11,7 @@ import pytest
 from memvault.config import Settings
 from memvault.index import Filter
 from memvault.rows import file_rows
+from memvault.store import VaultStore
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -139,7 +140,26 @@ def test_a_big_vault_is_parsed_by_worker_processes_with_the_same_result(vault_di
     assert (summary.notes, summary.links, summary.unresolved_links) == (2100, 2100, 0)
     assert vault.list_memories(Filter(tags=("t1",)))[1] == 700
     assert vault.search("Note 1234").results[0].path == "f2/note-1234.md"
+
+    # A sync of a vault this big walks half of the folders in a helper process.
+    (vault_dir / "f3" / "note-3.md").write_text("# Note 3\nedited\n", encoding="utf-8")
+    (vault_dir / "f5" / "note-5.md").unlink()
+    write_file(vault_dir, "root-note.md", "# At the root\n")
+    write_file(vault_dir, "f6/new-note.md", "# New\n")
+    synced = vault.sync()
+    assert (synced.added, synced.updated, synced.removed) == (2, 1, 1)
+    assert vault.search("edited").results[0].path == "f3/note-3.md"
     vault.close()
+
+
+def test_shares_of_a_walk_cover_the_vault_once(vault_dir: Path) -> None:
+    for path in ("a.md", "f1/b.md", "f1/sub/c.md", "f2/d.md", "f3/e.md", "f4/f.md"):
+        write_file(vault_dir, path, "# x\n")
+    store = VaultStore(vault_dir)
+    whole = sorted(info.path for info in store.walk())
+    shares = [sorted(info.path for info in store.walk(None, (i, 3))) for i in range(3)]
+    assert sorted(path for share in shares for path in share) == whole
+    assert shares[0] == ["a.md", "f1/b.md", "f1/sub/c.md", "f4/f.md"]
 
 
 def dies_in_a_worker(job: tuple[str, str, int, int]) -> object:
