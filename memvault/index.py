@@ -26,15 +26,13 @@ from .document import parse_document
 from .errors import MemvaultError
 from .facets import ARCHIVE, filter_terms
 from .markdown import Link
-from .model import Memory
+from .model import Memory, folder_of
 from .rows import (
     NoteRows,
     file_rows,
-    folder_of,
     link_key,
     link_values,
     note_rows,
-    stem_of,
     workers,
 )
 from .search import display_text, parse_query
@@ -1037,7 +1035,7 @@ def _script(db: sqlite3.Connection, statements: str) -> None:
 
 def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[object, ...]]:
     """Which links to resolve again after a note changed: its own, and those that may name it."""
-    keys = {link_key(memory.path), stem_of(memory.path).lower(), memory.title.lower()}
+    keys = {link_key(memory.path), memory.stem.lower(), memory.title.lower()}
     keys |= {a.lower() for a in memory.aliases}
     marks = ", ".join("?" for _ in keys)
     where = " UNION ".join(
@@ -1048,7 +1046,7 @@ def _affected(memory: Memory, rowid: int, old: int | None) -> tuple[str, tuple[o
         rowid,
         old if old is not None else -1,
         *keys,
-        stem_of(memory.path).lower(),
+        memory.stem.lower(),
         link_key(memory.path),
     )
 

@@ -6,7 +6,6 @@ import datetime as dt
 import re
 import uuid
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from slugify import slugify
@@ -61,12 +60,24 @@ class Memory:
     @property
     def category(self) -> str | None:
         """The folder the file lives in: moving a file in Obsidian changes its category."""
-        parent = PurePosixPath(self.path).parent.as_posix()
-        return None if parent == "." else parent
+        return folder_of(self.path) or None
 
     @property
     def stem(self) -> str:
-        return PurePosixPath(self.path).stem
+        return stem_of(self.path)
+
+
+def folder_of(path: str) -> str:
+    """The folder of a vault-relative path ('' at the root): its category."""
+    return path.rpartition("/")[0]
+
+
+def stem_of(path: str) -> str:
+    """The file name of a vault-relative path without its extension (as PurePosixPath.stem,
+    without building one: a rebuild asks for every file's)."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def derived_id(path: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .document import parse_document
 from .facets import note_facets
 from .markdown import Link, find_links, find_tags, related_links
-from .model import Memory
+from .model import Memory, folder_of
 from .search import fts_text
 from .store import FileInfo, Skipped, content_hash, memory_from
 
@@ -41,7 +41,7 @@ def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
         note=(
             memory.path,
             link_key(memory.path),
-            stem_of(memory.path).lower(),
+            memory.stem.lower(),
             memory.title.lower(),
             folder,
             memory.id,
@@ -101,18 +101,6 @@ def link_keys(source: str, link: Link) -> tuple[str, str, str | None, bool]:
     """(key, last segment, key from the vault root, has a path) of a link in `source`."""
     row = link_values(folder_of(source), link, False)
     return row[2], row[3], row[4], bool(row[5])
-
-
-def folder_of(path: str) -> str:
-    """The folder of a vault-relative path ('' at the root): its category."""
-    return path.rpartition("/")[0]
-
-
-def stem_of(path: str) -> str:
-    """The file name of a vault-relative path without its extension."""
-    name = path.rpartition("/")[2]
-    dot = name.rfind(".")
-    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def link_values(folder: str, link: Link, related: bool) -> LinkValues:

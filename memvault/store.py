@@ -20,7 +20,7 @@ from filelock import FileLock, Timeout
 from .document import Document, parse_document, render_document
 from .errors import Conflict, Invalid, NotFound, Unreadable
 from .markdown import headings
-from .model import Memory, derived_id, string_list
+from .model import Memory, derived_id, stem_of, string_list
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +300,7 @@ def memory_from(path: str, doc: Document, mtime_ns: int | None = None) -> Memory
     meta = doc.metadata
     title = meta.get("title")
     if not isinstance(title, str | int | float) or not str(title).strip():
-        title = _first_heading(doc.body) or PurePosixPath(path).stem
+        title = _first_heading(doc.body) or stem_of(path)
     raw_id = meta.get("id")
     aliases = string_list(meta.get("aliases")) + string_list(meta.get("alias"))
     return Memory(

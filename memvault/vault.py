@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from . import clock, similar
@@ -42,6 +41,7 @@ from .model import (
     clean_title,
     new_id,
     slug_for,
+    stem_of,
 )
 from .store import VaultStore
 
@@ -358,7 +358,7 @@ class VaultService:
                 taken = not wanted.endswith(".md") or self.store.exists(wanted)
             except Invalid:
                 taken = True
-            taken = taken or self.index.stem_taken(PurePosixPath(wanted).stem)
+            taken = taken or self.index.stem_taken(stem_of(wanted))
             path = self._free_path(folder, slug_for(title)) if taken else wanted
             return self.links.save(path, Document(body=""), body, metadata)
 
@@ -496,7 +496,7 @@ class VaultService:
         while True:
             candidate = stem if n == 1 else f"{stem}-{n}"
             path = _join(folder, f"{candidate}.md")
-            own = current is not None and PurePosixPath(current).stem.lower() == candidate.lower()
+            own = current is not None and stem_of(current).lower() == candidate.lower()
             if own or (not self.index.stem_taken(candidate) and not self.store.exists(path)):
                 return path
             n += 1
