@@ -455,7 +455,8 @@ class Index:
         `found` is what `changes` returned just before, when the caller has it already.
         """
         started = time.perf_counter()
-        found = found or self.changes(store)
+        if found is None:
+            found = self.changes(store)
         summary = SyncSummary(skipped=list(found.skipped))
         changed, gone = found.changed, found.gone
         with self._transaction() as db:
