@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import string
 from collections.abc import Iterable
+from functools import lru_cache
 
 ARCHIVE = "archive"
 COLUMN = "facets"
@@ -24,9 +25,9 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 def note_facets(folder: str, tags: Iterable[str], scope: str | None) -> str:
     """The `facets` text of a note: one token per folder prefix, tag prefix and scope."""
-    tokens = [_token("category", p) for p in _prefixes(_fold(folder))] if folder else []
+    tokens = list(_hierarchy("category", folder)) if folder else []
     for tag in tags:
-        tokens += [_token("tag", p) for p in _prefixes(_fold(tag))]
+        tokens += _hierarchy("tag", tag)
     tokens.append(_token("scope", _fold(scope)) if scope else _token("global", ""))
     if archived(folder):
         tokens.append(_token("archived", ""))
@@ -73,6 +74,13 @@ def _fold(text: str) -> str:
 def _prefixes(value: str) -> list[str]:
     """`a/b/c` -> `a`, `a/b`, `a/b/c`: every place a filter on the hierarchy may stop."""
     return [value[:i] for i, char in enumerate(value) if char == "/"] + [value]
+
+
+@lru_cache(maxsize=4096)
+def _hierarchy(kind: str, value: str) -> tuple[str, ...]:
+    """The tokens of a folder or tag and every level above it. Cached: a vault has far fewer
+    folders and tags than notes, so a rebuild hashes each about once."""
+    return tuple(_token(kind, prefix) for prefix in _prefixes(_fold(value)))
 
 
 def _token(kind: str, value: str) -> str:

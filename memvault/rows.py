@@ -15,6 +15,8 @@ from .model import Memory, folder_of
 from .search import fts_text
 from .store import FileInfo, Skipped, content_hash, memory_from
 
+# One encoder for every note: json.dumps with options builds a new one per call.
+_json_list = json.JSONEncoder(ensure_ascii=False).encode
 LinkValues = tuple[str, str, str, str, str | None, int, int, int]
 
 
@@ -46,7 +48,7 @@ def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
             folder,
             memory.id,
             memory.title,
-            json.dumps(tags, ensure_ascii=False),
+            _json_list(tags),
             memory.created_at,
             memory.updated_at,
             memory.last_reviewed,
