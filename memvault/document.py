@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's emitter is several times faster than PyYAML's own, and writes the same text for
+# printable characters of the Basic Multilingual Plane; it escapes the rest (an emoji becomes
+# "\U0001F600"), which Obsidian shows as typed, so those values go through PyYAML's emitter.
+_FastDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 BOM = "\ufeff"
 _OPEN = re.compile(r"---[ \t]*(\r?\n)")
@@ -127,15 +132,45 @@ def _entry(key: str, value: Any) -> str:
     if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
         return f"{key}: {value}\n"
     if isinstance(value, list):
-        flow = yaml.safe_dump(value, allow_unicode=True, default_flow_style=True, width=1_000_000)
+        flow = yaml.dump(
+            value,
+            Dumper=_dumper(value),
+            allow_unicode=True,
+            default_flow_style=True,
+            width=1_000_000,
+        )
         return f"{_dump({key: None}).split(':')[0]}: {flow}"
     return _dump({key: value})
 
 
 def _dump(data: dict[str, Any]) -> str:
-    return yaml.safe_dump(
-        data, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1_000_000
+    return yaml.dump(
+        data,
+        Dumper=_dumper(data),
+        allow_unicode=True,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1_000_000,
     )
+
+
+def _dumper(data: object) -> type[yaml.SafeDumper]:
+    """libyaml's emitter when every string in `data` is printable BMP text, else PyYAML's."""
+    plain = all(t.isprintable() and (t.isascii() or max(t) <= "\uffff") for t in _texts(data))
+    return _FastDumper if plain else yaml.SafeDumper
+
+
+def _texts(data: object) -> Iterator[str]:
+    """Every string in a frontmatter value: keys and items of mappings and lists, nested."""
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _texts(key)
+            yield from _texts(value)
+    elif isinstance(data, list | tuple):
+        for item in data:
+            yield from _texts(item)
 
 
 def _key_blocks(lines: list[str]) -> dict[str, tuple[int, int]]:

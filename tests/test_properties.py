@@ -11,6 +11,7 @@ import datetime as dt
 import re
 import sqlite3
 from collections.abc import Iterator
+from unittest import mock
 from urllib.parse import quote
 
 import pytest
@@ -225,6 +226,25 @@ def test_rendered_metadata_and_body_read_back_exactly(
     assert parsed.metadata == updates
     assert list(parsed.metadata) == list(updates)
     assert parsed.body == body
+
+
+@FAST
+@given(ident=ids, title=titles, tags=tag_lists, extra=st.text())
+@example(ident="0", title="café 中文 ok", tags=["naïve"], extra="smile 😀")
+@example(ident="0", title="a\u00a0b", tags=["x\u2028y"], extra="nel\x85")
+def test_either_yaml_emitter_writes_the_same_frontmatter(
+    ident: str, title: str, tags: list[str], extra: str
+) -> None:
+    """Given any values (memvault hands printable BMP text to libyaml's faster emitter),
+    when a new document is rendered with them,
+    then the file is byte for byte what PyYAML's own emitter writes."""
+    updates = {"id": ident, "title": title, "tags": tags, "note": extra}
+
+    fast = render_document(Document(body=""), updates)
+    with mock.patch("memvault.document._FastDumper", yaml.SafeDumper):
+        reference = render_document(Document(body=""), updates)
+
+    assert fast == reference
 
 
 # -- 2. edits keep what they do not touch ------------------------------------------------------
