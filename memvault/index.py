@@ -90,6 +90,10 @@ CREATE TABLE links (
 CREATE VIRTUAL TABLE notes_fts USING fts5(
     title, aliases, tags, body, facets, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+-- FTS5 writes what a transaction indexed as a new segment each time its pending terms pass
+-- `hashsize` (1 MB by default), and merges segments as they pile up: a rebuild with a larger
+-- hashsize writes a few big segments instead of hundreds of small ones, and merges far less.
+INSERT INTO notes_fts (notes_fts, rank) VALUES ('hashsize', 33554432);
 """
 
 # A rebuild fills the tables first and sorts each index once at the end, which is several
@@ -514,6 +518,8 @@ class Index:
                 summary.notes += 1
                 if progress is not None and (done % BATCH == 0 or done == len(files)):
                     progress(done, len(files))
+            # One segment: each term of a query is then one b-tree seek, not one per segment.
+            db.execute("INSERT INTO notes_fts (notes_fts) VALUES ('optimize')")
             _script(db, NOTE_INDEXES)
             self._resolve(db, "1", ())
             _script(db, LINK_INDEXES)

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 
 STATE_DIR = ".memvault"
 LOCK_TIMEOUT = 30.0
+# How often a writer waiting for the vault lock tries again. filelock's default (50 ms) is ten
+# times a whole write here, so waiting writers slept while the lock was free: 4 servers writing
+# at once managed about 125 writes/s with it and about 210/s with 2 ms (1k notes).
+LOCK_POLL = 0.002
 TEMP_SUFFIX = ".memvault-tmp"
 # memvault stamps updated_at just before writing; an mtime later than that by more than this
 # many seconds means someone else changed the file since.
@@ -56,7 +60,9 @@ class VaultStore:
     def __init__(self, root: Path):
         self.root = Path(root).expanduser().absolute()
         self._real_root = self.root.resolve()
-        self._lock = FileLock(str(self.state_dir / "lock"), timeout=LOCK_TIMEOUT)
+        self._lock = FileLock(
+            str(self.state_dir / "lock"), timeout=LOCK_TIMEOUT, poll_interval=LOCK_POLL
+        )
 
     @property
     def state_dir(self) -> Path:
