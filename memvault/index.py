@@ -40,7 +40,7 @@ from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BATCH = 500
 PARALLEL_FROM = 2000
 PARALLEL_BATCH = 4000
@@ -50,7 +50,6 @@ NICE = 10
 # facets (filters, see facets.py) never count.
 WEIGHTS = (10.0, 6.0, 4.0, 1.0, 0.0)
 _WEIGHTS = ", ".join(str(w) for w in WEIGHTS)
-_TEXT_COLUMNS = "{title aliases tags body}"
 
 TABLES = """
 CREATE TABLE notes (
@@ -1028,8 +1027,9 @@ def _matching(expression: str, live: bool) -> tuple[str, list[object]]:
 
 
 def _filtered(expression: str, required: list[str], excluded: str | None) -> str:
-    """A query's FTS5 expression limited to the text columns, with the filter's terms."""
-    combined = f"{_TEXT_COLUMNS} : ({expression})"
+    """A query's FTS5 expression with the filter's terms. Its words cannot match the facets
+    column (see facets.py), so they need no column filter."""
+    combined = f"({expression})"
     for term in required:
         combined = f"({combined}) AND ({term})"
     return f"({combined}) NOT ({excluded})" if excluded else combined

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from memvault.config import Settings
 from memvault.document import BOM, Document, parse_document, render_document
 from memvault.errors import MemvaultError
+from memvault.facets import MARK, note_facets
 from memvault.index import Filter, SearchPage
 from memvault.markdown import (
     find_links,
@@ -577,3 +578,47 @@ def test_filtered_search_covers_what_the_filtered_listing_covers(
     page = filter_vault.index.search("shared word", limit=10_000, where=where)
     assert sorted(hit.path for hit in page.results) == sorted(row.path for row in listed)
     assert page.total == total
+
+
+@pytest.fixture(scope="module")
+def facet_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultService]:
+    """Notes in many folders, tags and scopes, whose own text is letters only."""
+    folder = tmp_path_factory.mktemp("facet-vault")
+    for i, (where, tag, scope) in enumerate(zip(FOLDERS, TAGS * 2, SCOPES * 3, strict=False)):
+        path = folder / where / f"plain-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"title": "Plain note", "tags": [tag]} | ({"scope": scope} if scope else {})
+        path.write_text(f"---\n{yaml.safe_dump(meta)}---\nnothing else here\n")
+    service = VaultService.open(Settings(vault=folder))
+    yield service
+    service.close()
+
+
+FACET_TOKENS = sorted(
+    {
+        token
+        for where, tag, scope in zip(FOLDERS, TAGS * 2, SCOPES * 3, strict=False)
+        for token in note_facets(where.lower(), [tag], scope).split()
+    }
+)
+
+
+@st.composite
+def typed_facet_token(draw: st.DrawFn) -> str:
+    """A facet token as a person might type it: whole, quoted, as a prefix, without its mark,
+    upper-cased, or behind the letter that marked tokens before MARK did."""
+    token = draw(st.sampled_from(FACET_TOKENS))
+    digits = token.removeprefix(MARK)
+    form = draw(st.sampled_from([token, MARK + digits[:3], "f" + digits, digits, f'"{token}"']))
+    cut = draw(st.integers(1, len(form)))
+    typed = form[:cut] + draw(st.sampled_from(["", "*"]))
+    return typed.upper() if draw(st.booleans()) else typed
+
+
+@FAST
+@given(query=st.lists(typed_facet_token(), min_size=1, max_size=3).map(" ".join))
+def test_no_query_finds_a_note_through_its_facets(facet_vault: VaultService, query: str) -> None:
+    """Given notes whose own text is letters only, filed under many folders, tags and scopes,
+    when a query is made of their facet tokens in any form a person could type,
+    then it finds nothing: the query's words never reach the facets column."""
+    assert facet_vault.index.search(query, where=Filter(archived=None)).total == 0
