@@ -711,30 +711,48 @@ class Index:
         strict, loose = (_filtered(e, required, excluded) for e in (query.strict(), query.loose()))
         live = where.archived is False
         wanted = max(offset, 0) + limit
-        ranked = self._ranked(strict, live, wanted)
-        total = len(ranked) if len(ranked) < wanted else None
-        if strict != loose and len(ranked) < wanted:
-            seen = {match.rowid for match in ranked}
-            more = self._ranked(loose, live, wanted + len(ranked))
-            ranked += [match for match in more if match.rowid not in seen]
-            total = len(ranked) if len(more) < wanted + len(seen) else None
-        if total is None:
+        if strict == loose:
+            ranked = self._ranked(loose, live, wanted)
+        else:
+            # A note has the same bm25 in both queries (same phrases), so when fewer than a
+            # page have every word, one ranking of the loose query puts those first: bm25's
+            # statistics are gathered once, not once per pass.
+            every = self._matches(strict, live, wanted)
+            if len(every) == wanted:
+                ranked = self._ranked(strict, live, wanted)
+            else:
+                ranked = self._ranked(loose, live, wanted, first=every)
+        total = len(ranked)
+        if total == wanted:
             matching, params = _matching(loose, live)
             total = int(
                 self._query(f"SELECT count(*) FROM notes_fts WHERE {matching}", params)[0][0]
             )
         return SearchPage(self._hits(ranked[max(offset, 0) : wanted]), total)
 
-    def _ranked(self, expression: str, live: bool, limit: int) -> list[_Match]:
-        """The best `limit` matches with their bm25 and snippets; `live` leaves out expired
-        memories. SQLite computes the snippets only for rows that enter the best `limit`."""
+    def _matches(self, expression: str, live: bool, limit: int) -> list[int]:
+        """Up to `limit` rowids of the notes matching `expression`, unranked."""
         matching, params = _matching(expression, live)
+        rows = self._query(
+            f"SELECT rowid FROM notes_fts WHERE {matching} LIMIT ?", [*params, limit]
+        )
+        return [int(r[0]) for r in rows]
+
+    def _ranked(
+        self, expression: str, live: bool, limit: int, first: list[int] | None = None
+    ) -> list[_Match]:
+        """The best `limit` matches with their bm25 and snippets, the notes in `first` ahead of
+        the rest; `live` leaves out expired memories. SQLite computes the snippets only for
+        rows that enter the best `limit`."""
+        matching, params = _matching(expression, live)
+        ahead = ", ".join("?" for _ in first or ())
+        order = f"rowid IN ({ahead}) DESC, rank" if first else "rank"
         rows = self._query(
             f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank,"
             f" snippet(notes_fts, 3, '{_OPEN}', '{_CLOSE}', '…', 16),"
             f" snippet(notes_fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) FROM notes_fts"
-            f" WHERE {matching} ORDER BY rank LIMIT ?",
-            [*params, limit],
+            f" WHERE {matching} ORDER BY {order} LIMIT ?",
+            [*params, *(first or ()), limit],
         )
         return [_Match(int(r[0]), float(r[1]), _snippet(r[2], r[3])) for r in rows]
 

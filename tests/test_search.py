@@ -48,6 +48,21 @@ def test_a_missing_word_never_means_zero_results(notes: VaultService) -> None:
     assert titles(notes, "payment zebra-unicorn")[0] == "Payment providers"
 
 
+def test_notes_with_every_word_come_before_partial_matches_that_score_higher(
+    vault: VaultService,
+) -> None:
+    vault.create("Kafka kafka kafka", "Kafka kafka kafka: consumer lag on every kafka topic.")
+    vault.create("Broker notes", "The broker had a rebalance; kafka came back after a minute.")
+    vault.create("Rebalance rebalance", "Rebalance, rebalance and once more rebalance.")
+    vault.create("Unrelated", "Nothing to see here.")
+    every = titles(vault, "kafka rebalance")
+    assert every[0] == "Broker notes"
+    assert set(every[1:]) == {"Kafka kafka kafka", "Rebalance rebalance"}
+    pages = [vault.search("kafka rebalance", 1, offset) for offset in range(3)]
+    assert [page.results[0].title for page in pages] == every
+    assert [page.total for page in pages] == [3, 3, 3]
+
+
 def test_title_matches_rank_above_body_matches(notes: VaultService) -> None:
     results = titles(notes, "payment")
     assert results.index("Deploy checklist") > results.index("Payment providers")
