@@ -60,9 +60,7 @@ class VaultStore:
     def __init__(self, root: Path):
         self.root = Path(root).expanduser().absolute()
         self._real_root = self.root.resolve()
-        self._lock = FileLock(
-            str(self.state_dir / "lock"), timeout=LOCK_TIMEOUT, poll_interval=LOCK_POLL
-        )
+        self._lock = FileLock(str(self.state_dir / "lock"), timeout=LOCK_TIMEOUT)
 
     @property
     def state_dir(self) -> Path:
@@ -80,7 +78,7 @@ class VaultStore:
         """Hold the vault lock: one writer at a time across every memvault process."""
         self.ensure()
         try:
-            with self._lock:
+            with self._lock.acquire(poll_interval=LOCK_POLL):
                 yield
         except Timeout as exc:
             raise Conflict(

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import httpx2
+import jsonschema
 import pytest
 from mcp.shared.exceptions import MCPError
 
@@ -70,6 +71,16 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
     write = tools["write_mem"].input_schema
     assert write["required"] == ["title", "content"]
     assert write["properties"]["tags"]["default"] == []
+    # Optional fields are typed [X, "null"], never anyOf (which the SDK client checks slowly).
+    for name, tool in tools.items():
+        assert "anyOf" not in json.dumps(tool.output_schema), name
+    search = tools["search_mem"].output_schema
+    assert search is not None
+    hit = {"id": "i", "title": "t", "path": "p.md", "category": None, "tags": [], "score": 1.0}
+    hit |= {"snippet": "", "updated_at": None, "last_reviewed": None, "scope": None, "age": ""}
+    jsonschema.validate({"results": [hit], "total": 1}, search)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"results": [hit | {"category": 3}], "total": 1}, search)
 
 
 async def test_every_tool_over_stdio(vault_dir: Path) -> None:
