@@ -118,7 +118,7 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
 def find_links(body: str) -> list[Link]:
     """Every wikilink, embed and relative markdown link in reading order."""
     text = masked(body)
-    links = [_wikilink(start, match, body) for start, match in _wikilinks(text)]
+    links = [_wikilink(start, match, body, text) for start, match in _wikilinks(text)]
     if "](" in text:
         links += [_mdlink(m, body) for m in _MDLINK.finditer(_without_wikilinks(body))]
     return sorted((link for link in links if link is not None), key=lambda link: link.start)
@@ -436,18 +436,11 @@ def _closer(length: int) -> re.Pattern[str]:
     return re.compile(f"(?<!`)`{{{length}}}(?!`)")
 
 
-def _wikilink(start: int, match: re.Match[str], body: str) -> Link | None:
-    inner = body[match.start(1) : match.end(1)]
-    escaped = False
-    text: str | None = None
-    pipe = inner.find("|")
-    if pipe >= 0:
-        escaped = pipe > 0 and inner[pipe - 1] == "\\"
-        text = inner[pipe + 1 :]
-        inner = inner[: pipe - 1] if escaped else inner[:pipe]
-    target, _, sub = inner.partition("#")
-    target = target.strip()
-    if not target:
+def _wikilink(start: int, match: re.Match[str], body: str, text: str) -> Link | None:
+    """The link `match` found in `text` (the masked body); None if it names no target, or
+    one that is all code (`[[`x`]]`)."""
+    target, sub, shown, escaped = _wiki_parts(body[match.start(1) : match.end(1)])
+    if not target or not _wiki_parts(text[match.start(1) : match.end(1)])[0]:
         return None
     return Link(
         start=start,
@@ -455,10 +448,23 @@ def _wikilink(start: int, match: re.Match[str], body: str) -> Link | None:
         kind="wiki",
         target=target,
         subpath=f"#{sub}" if sub else "",
-        text=text,
+        text=shown,
         embed=start < match.start(),
         escaped_pipe=escaped,
     )
+
+
+def _wiki_parts(inner: str) -> tuple[str, str, str | None, bool]:
+    """(target, subpath without '#', text after the pipe, pipe escaped) of a wikilink's inside."""
+    escaped = False
+    shown: str | None = None
+    pipe = inner.find("|")
+    if pipe >= 0:
+        escaped = pipe > 0 and inner[pipe - 1] == "\\"
+        shown = inner[pipe + 1 :]
+        inner = inner[: pipe - 1] if escaped else inner[:pipe]
+    target, _, sub = inner.partition("#")
+    return target.strip(), sub, shown, escaped
 
 
 def _mdlink(match: re.Match[str], body: str) -> Link | None:

@@ -431,6 +431,7 @@ def _blank_target(inside: str) -> bool:
 
 @FAST
 @given(body=scanner_text)
+@example(body="[[`[[`]]")  # a target that is all code is no link (was reported with target `[[`)
 def test_link_tag_and_related_scanners_find_what_the_lookbehind_patterns_find(body: str) -> None:
     """Given text dense in brackets, bangs, backslashes, hashes and headings,
     when wikilinks, tags and the Related section are looked for,
