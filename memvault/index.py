@@ -745,14 +745,15 @@ class Index:
         the rest; `live` leaves out expired memories. SQLite computes the snippets only for
         rows that enter the best `limit`."""
         matching, params = _matching(expression, live)
-        ahead = ", ".join("?" for _ in first or ())
-        order = f"rowid IN ({ahead}) DESC, rank" if first else "rank"
+        # One JSON parameter, not one per rowid: a deep page may hold more than SQLite's limit
+        # of parameters.
+        order = "rowid IN (SELECT value FROM json_each(?)) DESC, rank" if first else "rank"
         rows = self._query(
             f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank,"
             f" snippet(notes_fts, 3, '{_OPEN}', '{_CLOSE}', '…', 16),"
             f" snippet(notes_fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) FROM notes_fts"
             f" WHERE {matching} ORDER BY {order} LIMIT ?",
-            [*params, *(first or ()), limit],
+            [*params, *([json.dumps(first)] if first else []), limit],
         )
         return [_Match(int(r[0]), float(r[1]), _snippet(r[2], r[3])) for r in rows]
 
