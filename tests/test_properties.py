@@ -581,11 +581,15 @@ def test_filtered_search_covers_what_the_filtered_listing_covers(
     assert page.total == total
 
 
+# (folder, tag, scope) of each note in facet_vault: every folder once.
+FILED = list(zip(FOLDERS, TAGS * 2, SCOPES * 3, strict=False))
+
+
 @pytest.fixture(scope="module")
 def facet_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultService]:
     """Notes in many folders, tags and scopes, whose own text is letters only."""
     folder = tmp_path_factory.mktemp("facet-vault")
-    for i, (where, tag, scope) in enumerate(zip(FOLDERS, TAGS * 2, SCOPES * 3, strict=False)):
+    for i, (where, tag, scope) in enumerate(FILED):
         path = folder / where / f"plain-{i}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {"title": "Plain note", "tags": [tag]} | ({"scope": scope} if scope else {})
@@ -598,7 +602,7 @@ def facet_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultServi
 FACET_TOKENS = sorted(
     {
         token
-        for where, tag, scope in zip(FOLDERS, TAGS * 2, SCOPES * 3, strict=False)
+        for where, tag, scope in FILED
         for token in note_facets(where.lower(), [tag], scope).split()
     }
 )
