@@ -32,7 +32,7 @@ from measure import MEMVAULT, ProcessRun, machine, median, percentile, run_proce
 from workload import MemoryMaker, Query, edit_bodies, note_files, queries
 
 from memvault.config import Settings
-from memvault.index import Filter
+from memvault.records import Filter
 from memvault.vault import VaultService
 
 HERE = Path(__file__).resolve().parent

@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
 from . import clock
+from .briefing import build_briefing
 from .config import DEFAULT_VAULT, ContextSettings, Settings
-from .context import build_briefing
 from .errors import MemvaultError
 from .exchange import dump, export_records, import_records, load
-from .index import Filter, changes_on_disk
 from .markdown import BodyEdit
-from .sessions import save_session_notes
+from .records import Filter
+from .session_notes import save_session_notes
 from .vault import VaultService
 from .views import (
     check_view,
@@ -209,13 +208,17 @@ def sync(ctx: click.Context, as_json: bool) -> None:
     """Index only what changed on disk since the last pass (the full rebuild is `reindex`)."""
     with service(ctx, fill=False) as vault:
         summary = vault.sync()
-    view = summary_view(summary)
+        done = vault.maintain()
+    view = {**summary_view(summary), **asdict(done)}
     show_summary(
         view,
         as_json,
         f"synced in {view['seconds']:.2f}s: {view['added']} added, {view['updated']} updated, "
         f"{view['moved']} moved, {view['removed']} removed",
     )
+    if not as_json:
+        for line in done.lines():
+            click.echo(line)
 
 
 @main.command()
@@ -269,7 +272,7 @@ def read(ctx: click.Context, identifier: str, fmt: str) -> None:
         elif fmt == "plain":
             click.echo(plain_text(memory), nl=False)
         else:
-            click.echo(vault.store.read_text(memory.path), nl=False)
+            click.echo(vault.file_text(memory.path), nl=False)
 
 
 @main.command()
@@ -532,7 +535,7 @@ def context(ctx: click.Context, scope: str | None, max_tokens: int, as_json: boo
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by category, scope and tag, never-used memories, vault size."""
     with service(ctx) as vault:
-        figures = vault.index.stats()
+        figures = asdict(vault.stats())
     if as_json:
         emit(figures)
         return
@@ -669,42 +672,37 @@ def serve(
     serving by watching the vault for edits made in Obsidian or any other program."""
     logging.getLogger().setLevel(log_level)
     settings = ctx.find_object(Settings) or Settings()
-    with service(ctx, fill=False) as vault:
-        # A child process looks for what changed on disk while this one imports the MCP SDK:
-        # most of a second each at 100k notes, which no other command pays (hence the import
-        # here). It is forked before any thread starts and opens its own SQLite connection.
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            index = vault.index
-            finding = (
-                None if index.fresh else pool.submit(changes_on_disk, vault.store.root, index.path)
-            )
-            from .server import LogLevel, build_server
-            from .transport import MCP_PATH, serve_http, serve_stdio
+    # A child process looks for what changed on disk while this one imports the MCP SDK: most
+    # of a second each at 100k notes, which no other command pays (hence the import here).
+    starting = VaultService.start(settings)
+    from .server import LogLevel, build_server
+    from .transport import MCP_PATH, serve_http, serve_stdio
 
-            found = finding.result() if finding is not None else None
-        vault.fill(found)
-        with watching(vault, not no_watch):
-            server = build_server(vault, cast(LogLevel, log_level), settings.context)
-            if transport == "http":
-                url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
-                click.echo(
-                    f"memvault: serving {vault.store.root} at {url}\n"
-                    f"  connect an MCP client to {url} (streamable HTTP"
-                    f"{', header Authorization: Bearer <token>' if token else ''}),\n"
-                    "  or let the client launch `memvault serve` over stdio (see README). "
-                    "Ctrl-C stops.",
-                    err=True,
-                )
-                serve_http(server, host, port, token)
-                return
-            if sys.stdin.isatty():
-                click.echo(
-                    "memvault: speaking MCP on stdin/stdout for an MCP client; nothing to type "
-                    "here. For a person: `memvault serve --transport http`. Ctrl-C stops.",
-                    err=True,
-                )
-            with suppress(KeyboardInterrupt):
-                serve_stdio(server)
+    vault, done = starting.finish()
+    for line in done.lines():
+        click.echo(f"memvault: {line}", err=True)
+    with closing(vault), watching(vault, not no_watch):
+        server = build_server(vault, cast(LogLevel, log_level), settings.context)
+        if transport == "http":
+            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
+            click.echo(
+                f"memvault: serving {vault.root} at {url}\n"
+                f"  connect an MCP client to {url} (streamable HTTP"
+                f"{', header Authorization: Bearer <token>' if token else ''}),\n"
+                "  or let the client launch `memvault serve` over stdio (see README). "
+                "Ctrl-C stops.",
+                err=True,
+            )
+            serve_http(server, host, port, token)
+            return
+        if sys.stdin.isatty():
+            click.echo(
+                "memvault: speaking MCP on stdin/stdout for an MCP client; nothing to type "
+                "here. For a person: `memvault serve --transport http`. Ctrl-C stops.",
+                err=True,
+            )
+        with suppress(KeyboardInterrupt):
+            serve_stdio(server)
 
 
 if __name__ == "__main__":

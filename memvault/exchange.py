@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import Invalid, MemvaultError
-from .index import Filter
+from .records import Filter, Usage
 from .vault import VaultService
 from .views import memory_view
 
@@ -24,7 +24,7 @@ class ImportReport:
 
 def export_records(vault: VaultService, where: Filter | None = None) -> Iterator[dict[str, Any]]:
     """Every memory `where` picks, with its metadata, links and kept state (usage)."""
-    usage = vault.index.usage()
+    usage = vault.usage()
     offset = 0
     while True:
         rows, _total = vault.list_memories(where or Filter(archived=None), "title", 500, offset)
@@ -35,9 +35,9 @@ def export_records(vault: VaultService, where: Filter | None = None) -> Iterator
                 memory = vault.get(row.path)
             except MemvaultError:
                 continue
-            count, last = usage.get(memory.id, (0, None))
+            used = usage.get(memory.id, Usage())
             view = memory_view(memory, vault.outgoing(memory), vault.backlinks(memory))
-            yield {**view, "usage": {"access_count": count, "last_access": last}}
+            yield {**view, "usage": asdict(used)}
         offset += len(rows)
 
 
@@ -74,7 +74,7 @@ def import_records(vault: VaultService, records: list[dict[str, Any]]) -> Import
     report = ImportReport()
     for record in records:
         memory_id = str(record["id"])
-        if vault.index.resolve(memory_id):
+        if vault.has_id(memory_id):
             existing = vault.get(memory_id)
             same = existing.title == record["title"] and existing.body == record.get("content")
             if same:
@@ -97,8 +97,8 @@ def import_records(vault: VaultService, records: list[dict[str, Any]]) -> Import
             continue
         usage = record.get("usage") or {}
         if usage.get("access_count"):
-            vault.index.restore_usage(
-                memory_id, int(usage["access_count"]), usage.get("last_access")
+            vault.restore_usage(
+                memory_id, Usage(int(usage["access_count"]), usage.get("last_access"))
             )
         report.created.append(created.path)
     return report

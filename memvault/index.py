@@ -17,9 +17,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from . import clock
 from .document import parse_document
@@ -27,6 +26,18 @@ from .errors import MemvaultError
 from .facets import ARCHIVE, filter_terms
 from .markdown import Link
 from .model import Memory, folder_of
+from .records import (
+    Filter,
+    LinkRow,
+    NoteRow,
+    RebuildSummary,
+    SearchHit,
+    SearchPage,
+    Skipped,
+    Stats,
+    SyncSummary,
+    Usage,
+)
 from .rows import (
     NoteRows,
     file_rows,
@@ -36,7 +47,7 @@ from .rows import (
     workers,
 )
 from .search import display_text, parse_query
-from .store import FileInfo, Skipped, VaultStore, content_hash, memory_from
+from .store import FileInfo, VaultStore, content_hash, memory_from
 
 log = logging.getLogger(__name__)
 
@@ -172,90 +183,12 @@ _PROBE_TIERS = _tier_updates("probe")
 
 
 @dataclass
-class SearchHit:
-    """One search result, as the tools and the CLI show it."""
-
-    id: str
-    title: str
-    path: str
-    category: str | None
-    tags: list[str]
-    score: float
-    snippet: str
-    updated_at: str | None
-    last_reviewed: str | None
-    scope: str | None
-    age: str
-
-
-@dataclass
 class _Match:
     """A note the full-text query ranked, with the snippet to show for it."""
 
     rowid: int
     rank: float
     snippet: str
-
-
-@dataclass
-class SearchPage:
-    results: list[SearchHit]
-    total: int
-
-
-@dataclass
-class NoteRow:
-    """A memory as the index knows it, without its body."""
-
-    id: str
-    title: str
-    path: str
-    category: str | None
-    tags: list[str]
-    created_at: str | None
-    updated_at: str | None
-    last_reviewed: str | None
-    scope: str | None
-    expires_at: str | None
-    access_count: int
-    last_access: str | None
-    age: str
-    problem: str | None
-
-
-@dataclass(frozen=True)
-class Filter:
-    """Which memories a search or a listing covers. Scoped memories are included with the
-    global (unscoped) ones unless `only_scope`. `archived`: False leaves out archived and
-    expired memories, True gives only archived ones, None gives every memory."""
-
-    category: str | None = None
-    tags: tuple[str, ...] = ()
-    scope: str | None = None
-    only_scope: bool = False
-    archived: bool | None = False
-
-
-@dataclass
-class LinkRow:
-    """A link between two notes as the index resolved it."""
-
-    source: str
-    raw: str
-    target: str | None
-    target_id: str | None
-    target_title: str | None
-    related: bool
-
-
-@dataclass
-class RebuildSummary:
-    notes: int = 0
-    links: int = 0
-    unresolved_links: int = 0
-    attachments: int = 0
-    skipped: list[Skipped] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 @dataclass
@@ -266,18 +199,6 @@ class Changes:
     changed: list[FileInfo]
     gone: list[str]
     skipped: list[Skipped]
-
-
-@dataclass
-class SyncSummary:
-    """What an incremental pass found: counts of files by what happened to them."""
-
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    moved: int = 0
-    skipped: list[Skipped] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 Progress = Callable[[int, int], None]
@@ -654,6 +575,9 @@ class Index:
         )
         return _note_row(rows[0]) if rows else None
 
+    def has_id(self, memory_id: str) -> bool:
+        return bool(self._query("SELECT 1 FROM notes WHERE id = ? LIMIT 1", (memory_id,)))
+
     def stem_taken(self, stem: str) -> bool:
         return bool(self._query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
 
@@ -689,12 +613,12 @@ class Index:
 
     def _links(self, where: str, path: str) -> list[LinkRow]:
         rows = self._query(
-            "SELECT s.path, l.raw, t.path, t.id, t.title, l.related FROM links l"
+            "SELECT s.path, s.id, s.title, l.raw, t.path, t.id, t.title, l.related FROM links l"
             " JOIN notes s ON s.rowid = l.source LEFT JOIN notes t ON t.rowid = l.target"
             f" WHERE {where} AND NOT l.attachment ORDER BY s.path, l.rowid",
             (path,),
         )
-        return [LinkRow(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in rows]
+        return [LinkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7])) for r in rows]
 
     def search(
         self, text: str, limit: int = 10, offset: int = 0, where: Filter = Filter()
@@ -816,10 +740,10 @@ class Index:
                 [(i, now) for i in unique],
             )
 
-    def usage(self) -> dict[str, tuple[int, str | None]]:
-        """Kept state for export: id -> (access count, last access)."""
+    def usage(self) -> dict[str, Usage]:
+        """Kept state for export, by memory id."""
         rows = self._query("SELECT id, access_count, last_access FROM usage")
-        return {r[0]: (int(r[1]), r[2]) for r in rows}
+        return {r[0]: Usage(int(r[1]), r[2]) for r in rows}
 
     def restore_usage(self, memory_id: str, count: int, last_access: str | None) -> None:
         """Set a memory's kept state (import), never lowering a count already here."""
@@ -841,7 +765,7 @@ class Index:
         )
         return [r[0] for r in rows]
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         """Counts by category, scope and tag; never-used memories; files and bytes."""
 
         def counts(sql: str) -> dict[str, int]:
@@ -852,22 +776,22 @@ class Index:
             " WHERE coalesce(u.access_count, 0) = 0 ORDER BY n.path"
         )
         totals = self._query("SELECT count(*), coalesce(sum(size), 0) FROM notes")[0]
-        return {
-            "memories": int(totals[0]),
-            "bytes": int(totals[1]),
-            "by_category": counts(
+        return Stats(
+            memories=int(totals[0]),
+            bytes=int(totals[1]),
+            by_category=counts(
                 "SELECT CASE folder WHEN '' THEN '(none)' ELSE folder END, count(*) FROM notes"
                 " GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
-            "by_scope": counts(
+            by_scope=counts(
                 "SELECT coalesce(scope, '(global)'), count(*) FROM notes GROUP BY 1"
                 " ORDER BY 2 DESC, 1"
             ),
-            "by_tag": counts(
+            by_tag=counts(
                 "SELECT lower(tag), count(DISTINCT note) FROM tags GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
-            "never_used": [r[0] for r in never],
-        }
+            never_used=[r[0] for r in never],
+        )
 
     def dangling(self) -> list[tuple[str, str]]:
         """(source path, target as written) of every link that resolves to no note."""

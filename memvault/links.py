@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from . import clock
 from .document import Document
 from .errors import Invalid
-from .index import Index, LinkRow
+from .index import Index
 from .markdown import (
     Link,
     add_related,
@@ -28,20 +27,9 @@ from .markdown import (
     wikilink,
 )
 from .model import Memory
+from .records import LinkChange
 from .rows import link_key, link_keys
 from .store import VaultStore
-
-
-@dataclass
-class LinkChange:
-    """What `link` or `unlink` did: both memories' outgoing links, and the markdown written."""
-
-    source: Memory
-    target: Memory
-    source_links: list[LinkRow]
-    target_links: list[LinkRow]
-    markdown: str | None
-    changed: bool
 
 
 class LinkService:

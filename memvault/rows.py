@@ -12,8 +12,9 @@ from .document import parse_document
 from .facets import note_facets
 from .markdown import Link, find_links, find_tags, related_links
 from .model import Memory, folder_of
+from .records import Skipped
 from .search import fts_text
-from .store import FileInfo, Skipped, content_hash, memory_from
+from .store import FileInfo, content_hash, memory_from
 
 # One encoder for every note: json.dumps with options builds a new one per call.
 _json_list = json.JSONEncoder(ensure_ascii=False).encode

@@ -16,15 +16,14 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from . import __version__, clock
+from .briefing import build_briefing
 from .config import ContextSettings
-from .context import build_briefing
 from .errors import MemvaultError
 from .exchange import dump, export_records
-from .index import Filter, LinkRow
-from .links import LinkChange
 from .markdown import BodyEdit, first_line
 from .model import Memory
-from .sessions import save_session_notes
+from .records import Filter, LinkChange, LinkRow
+from .session_notes import save_session_notes
 from .tool_models import (
     ContextOut,
     DateOut,
@@ -171,8 +170,8 @@ def build_server(
         with tool_errors():
             found = vault.recall(identifier)
             memory = found.memory
-            view = memory_view(memory, vault.outgoing(memory), vault.backlinks(memory))
-            backlinks = [vault.index.note(path) for path in view["backlinks"]]
+            backlinks = vault.backlinks(memory)
+            view = memory_view(memory, vault.outgoing(memory), backlinks)
         out = MemoryOut(
             **{
                 k: view[k]
@@ -189,7 +188,10 @@ def build_server(
             },
             content=memory.body,
             links=link_ends(view["links"]),
-            backlinks=[LinkEnd(id=n.id, title=n.title, path=n.path) for n in backlinks if n],
+            backlinks=[
+                LinkEnd(id=r.source_id, title=r.source_title, path=r.source)
+                for r in {r.source: r for r in backlinks if r.source != memory.path}.values()
+            ],
             scope=memory.scope,
             expires_at=memory.expires_at,
             age=clock.age(memory.updated_at),
@@ -537,7 +539,7 @@ def build_server(
     )
     def memory_resource(id: str) -> str:
         try:
-            return vault.store.read_text(vault.locate(id))
+            return vault.file_text(id)
         except MemvaultError as exc:
             raise ResourceError(str(exc)) from exc
 

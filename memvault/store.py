@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
@@ -21,6 +21,7 @@ from .document import Document, parse_document, render_document
 from .errors import Conflict, Invalid, NotFound, Unreadable
 from .markdown import headings
 from .model import Memory, derived_id, stem_of, string_list
+from .records import Skipped
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +45,6 @@ class FileInfo(NamedTuple):
     path: str
     size: int
     mtime_ns: int
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A file the walk or a read could not use, and why."""
-
-    path: str
-    reason: str
 
 
 class VaultStore:

@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from .context import BriefingItem
-from .index import NoteRow, SearchHit
+from .briefing import BriefingItem
+from .records import NoteRow, SearchHit
 
 # Keywords that constrain only values of their own type, so they stay true when null joins it.
 _TYPE_ONLY = frozenset({"type", "items", "additionalProperties"})

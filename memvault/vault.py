@@ -7,8 +7,13 @@ lists suggestions, so no write or delete ever lands on a memory the caller did n
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import multiprocessing
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from . import clock, similar
@@ -16,19 +21,8 @@ from .config import Settings
 from .document import Document
 from .errors import Conflict, Duplicate, Invalid, NotFound
 from .facets import ARCHIVE
-from .index import (
-    SORTS,
-    Changes,
-    Filter,
-    Index,
-    LinkRow,
-    NoteRow,
-    Progress,
-    RebuildSummary,
-    SearchPage,
-    SyncSummary,
-)
-from .links import LinkChange, LinkService
+from .index import SORTS, Changes, Index, Progress, changes_on_disk
+from .links import LinkService
 from .markdown import BodyEdit, apply_edit, with_newline
 from .model import (
     Limits,
@@ -43,59 +37,29 @@ from .model import (
     slug_for,
     stem_of,
 )
+from .records import (
+    CheckReport,
+    Deleted,
+    Filter,
+    LinkChange,
+    LinkRow,
+    Maintenance,
+    NoteRow,
+    RebuildSummary,
+    Recall,
+    SearchPage,
+    Stats,
+    Suggestion,
+    SyncSummary,
+    Usage,
+)
 from .store import VaultStore
+
+log = logging.getLogger(__name__)
 
 SUGGESTIONS = 5
 DUPLICATE_CANDIDATES = 5
 WORD = re.compile(r"\w{4,}")
-
-
-@dataclass
-class Suggestion:
-    """A memory that nearly matches an identifier, with how confident the match is (0..1)."""
-
-    id: str
-    title: str
-    path: str
-    score: float
-    kind: str = "name"
-
-
-@dataclass
-class Recall:
-    """What `recall` found, how sure it is (1.0 = named exactly) and how it matched."""
-
-    memory: Memory
-    confidence: float
-    matched_by: str
-
-
-@dataclass
-class Deleted:
-    memory: Memory
-    changed: list[str]
-
-
-@dataclass
-class CheckReport:
-    """What `memvault check` found, and with `--fix`, what it repaired."""
-
-    broken_links: list[tuple[str, str]] = field(default_factory=list)
-    one_sided: list[tuple[str, str]] = field(default_factory=list)
-    duplicate_ids: list[tuple[str, list[str]]] = field(default_factory=list)
-    malformed: list[tuple[str, str]] = field(default_factory=list)
-    ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
-    fixed: list[str] = field(default_factory=list)
-
-    @property
-    def clean(self) -> bool:
-        return not (
-            self.broken_links
-            or self.one_sided
-            or self.duplicate_ids
-            or self.malformed
-            or self.ambiguous
-        )
 
 
 class VaultService:
@@ -118,19 +82,65 @@ class VaultService:
             vault.fill()
         return vault
 
+    @classmethod
+    def start(cls, settings: Settings) -> Starting:
+        """Open a vault for serving: a child process looks for what changed on disk while the
+        caller goes on starting up; `Starting.finish` then syncs and runs `maintain`."""
+        return Starting(cls.open(settings, fill=False))
+
     def fill(self, found: Changes | None = None) -> None:
-        """Bring the index up to date with the files (a full build for a new index, else an
-        incremental sync, of `found` when the caller looked for changes already), finish a
-        rename a crash interrupted, and archive what has expired."""
+        """Bring the index up to date with the files: a full build for a new index, else an
+        incremental sync (of `found` when the caller looked for changes already). Only the
+        index changes: no file is written (see `maintain`)."""
         if self.index.fresh:
             self.index.rebuild(self.store)
         else:
             self.index.sync(self.store, found)
-        self.links.recover()
-        self.archive_expired()
+
+    def maintain(self) -> Maintenance:
+        """Upkeep that writes files, run when the server starts and on explicit commands:
+        finish renames a crash cut short, and move expired memories to the archive."""
+        return Maintenance(finished_renames=self.links.recover(), archived=self.archive_expired())
 
     def close(self) -> None:
         self.index.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the vault lock for a change, first finishing any rename a crash cut short, so
+        that a write never starts from a half-renamed vault. Reads never take this path."""
+        with self.store.lock():
+            for line in self.links.recover():
+                log.warning("%s (interrupted earlier)", line)
+            yield
+
+    @property
+    def root(self) -> Path:
+        """The vault folder."""
+        return self.store.root
+
+    def file_text(self, identifier: str) -> str:
+        """The markdown file of the memory an identifier names exactly, byte for byte."""
+        return self.store.read_text(self.locate(identifier))
+
+    def record_use(self, ids: Iterable[str]) -> None:
+        """Count one use of each memory (kept state, never written into the files)."""
+        self.index.record_access(ids)
+
+    def usage(self) -> dict[str, Usage]:
+        """Kept state of every memory used at least once, by id."""
+        return self.index.usage()
+
+    def restore_usage(self, memory_id: str, usage: Usage) -> None:
+        """Set a memory's kept state (import), never lowering a count already here."""
+        self.index.restore_usage(memory_id, usage.access_count, usage.last_access)
+
+    def has_id(self, memory_id: str) -> bool:
+        """Whether a memory with this exact id is indexed."""
+        return self.index.has_id(memory_id)
+
+    def stats(self) -> Stats:
+        return self.index.stats()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -279,7 +289,7 @@ class VaultService:
                 raise Invalid(f"ttl_days must be positive, not {ttl_days}")
             expires_at = clock.iso(clock.now() + dt.timedelta(days=ttl_days))
         expires = clean_expiry(expires_at)
-        with self.store.lock():
+        with self._writing():
             if not allow_duplicate:
                 self._refuse_duplicate(title, content)
             path = self._free_path(folder, slug_for(title))
@@ -306,7 +316,7 @@ class VaultService:
     ) -> Memory:
         """Change a memory; a new title renames its file and a new category moves it, and
         every link to it follows. The id never changes."""
-        with self.store.lock():
+        with self._writing():
             path = self.locate(identifier)
             memory, doc = self.store.read(path)
             if expected_updated_at is not None and memory.updated_at != expected_updated_at:
@@ -352,7 +362,7 @@ class VaultService:
         folder = clean_category(record.get("category"))
         metadata = dict(record.get("frontmatter") or {})
         metadata.update(id=str(record["id"]), title=title)
-        with self.store.lock():
+        with self._writing():
             wanted = str(record.get("path") or "")
             try:
                 taken = not wanted.endswith(".md") or self.store.exists(wanted)
@@ -364,7 +374,7 @@ class VaultService:
 
     def verify(self, identifier: str) -> Memory:
         """Mark a memory as reviewed now: it is still true (sets `last_reviewed`)."""
-        with self.store.lock():
+        with self._writing():
             path = self.locate(identifier)
             memory, doc = self.store.read(path)
             if not doc.writable:
@@ -396,7 +406,7 @@ class VaultService:
 
     def delete(self, identifier: str) -> Deleted:
         """Delete a memory's file after taking every link to it out of other memories."""
-        with self.store.lock():
+        with self._writing():
             path = self.locate(identifier)
             memory, _doc = self.store.read(path)
             changed = self.links.remove_inbound(path)
@@ -405,10 +415,12 @@ class VaultService:
             return Deleted(memory, changed)
 
     def link(self, source: str, target: str, text: str | None = None) -> LinkChange:
-        return self.links.link(self.locate(source), self.locate(target), text)
+        with self._writing():
+            return self.links.link(self.locate(source), self.locate(target), text)
 
     def unlink(self, source: str, target: str) -> LinkChange:
-        return self.links.unlink(self.locate(source), self.locate(target))
+        with self._writing():
+            return self.links.unlink(self.locate(source), self.locate(target))
 
     # -- the whole vault -------------------------------------------------------------------
 
@@ -427,7 +439,7 @@ class VaultService:
         """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter."""
         if fix:
             report = CheckReport()
-            report.fixed += self.links.recover()
+            report.fixed += self.maintain().lines()
             report.fixed += [f"linked back {b} -> {a}" for a, b in self.links.repair()]
             report.fixed += self._fix_duplicate_ids()
             found = self.check(fix=False)
@@ -444,7 +456,7 @@ class VaultService:
     def _fix_duplicate_ids(self) -> list[str]:
         """Give every copy after the first (oldest, then by path) a fresh id."""
         fixed = []
-        with self.store.lock():
+        with self._writing():
             for memory_id, paths in self.index.duplicate_ids():
                 copies = [self.store.read(p) for p in paths]
                 copies.sort(key=lambda c: (c[0].created_at or "", c[0].path))
@@ -514,6 +526,28 @@ class VaultService:
         except (Invalid, NotFound):
             return None
         return None
+
+
+class Starting:
+    """A vault being opened for serving, with a look for changes on disk under way in a child
+    process (most of a second at 100k notes, which the server spends importing the MCP SDK)."""
+
+    def __init__(self, vault: VaultService):
+        self.vault = vault
+        self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+        index = vault.index
+        self._finding = (
+            None if index.fresh else self._pool.submit(changes_on_disk, vault.root, index.path)
+        )
+
+    def finish(self) -> tuple[VaultService, Maintenance]:
+        """The vault, synced with the disk, and what upkeep did to its files."""
+        try:
+            found = self._finding.result() if self._finding is not None else None
+        finally:
+            self._pool.shutdown()
+        self.vault.fill(found)
+        return self.vault, self.vault.maintain()
 
 
 def _split_category(identifier: str, index: Index) -> tuple[str | None, str]:

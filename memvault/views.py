@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .index import LinkRow, NoteRow, RebuildSummary, SearchPage, SyncSummary
 from .markdown import to_plain
 from .model import Memory
-from .vault import CheckReport
+from .records import CheckReport, LinkRow, NoteRow, RebuildSummary, SearchPage, SyncSummary
 
 
 def outgoing_view(rows: list[LinkRow]) -> list[dict[str, Any]]:

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from memvault.briefing import build_briefing
 from memvault.cli import main
 from memvault.config import ContextSettings, Settings
-from memvault.context import build_briefing
 from memvault.exchange import dump, export_records, import_records, load
-from memvault.index import Filter
-from memvault.sessions import save_session_notes
+from memvault.records import Filter
+from memvault.session_notes import save_session_notes
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -58,7 +58,7 @@ def test_usage_counts_reads_searches_and_survives_reindex(vault: VaultService) -
     rows, _ = vault.list_memories(sort="usage")
     assert [(r.title, r.access_count) for r in rows] == [("Often used", 2), ("Never used", 0)]
     assert rows[0].last_access is not None
-    assert vault.index.stats()["never_used"] == ["never-used.md"]
+    assert vault.stats().never_used == ["never-used.md"]
     assert (vault.store.root / used.path).read_text().count("access") == 0
 
 
@@ -106,7 +106,7 @@ def test_export_then_import_into_another_vault(vault: VaultService, tmp_path: Pa
             ["x"],
             vault.get(a.id).body,
         )
-        assert other.index.usage()[a.id][0] == 1
+        assert other.usage()[a.id].access_count == 1
         assert other.check().clean
         again = import_records(other, records)
         assert (again.created, sorted(again.unchanged)) == ([], sorted([a.id, b.id]))
@@ -164,7 +164,10 @@ def test_cli_stats_archive_export_import_verify_context(vault_dir: Path, tmp_pat
     figures = json.loads(out)
     assert figures["memories"] == 2
     assert figures["by_scope"] == {"(global)": 1, "shop": 1}
-    assert json.loads(run("archive", "--expired", "--json")[1]) == {"archived": []}
+    assert json.loads(run("list", "--archived", "--json")[1])["total"] == 0
+    assert json.loads(run("archive", "--expired", "--json")[1]) == {
+        "archived": ["archive/short-lived.md"]
+    }
     assert json.loads(run("list", "--archived", "--json")[1])["total"] == 1
     assert run("verify", "gotcha-one")[0] == 0
     code, out = run("context", "--scope", "shop")

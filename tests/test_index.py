@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.index import Filter
+from memvault.records import Filter
 from memvault.rows import file_rows
 from memvault.store import VaultStore
 from memvault.vault import VaultService

@@ -129,7 +129,7 @@ def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]
 
 
-def test_a_rename_cut_short_is_finished_at_the_next_start(
+def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
     vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vault.create("Old name", "x")
@@ -147,6 +147,8 @@ def test_a_rename_cut_short_is_finished_at_the_next_start(
     assert (vault_dir / "hand.md").read_text() == "See [[old-name|this]] and [[Old name]].\n"
     vault.close()
     reopened = VaultService.open(Settings(vault=vault_dir))
+    assert (vault_dir / "hand.md").read_text() == "See [[old-name|this]] and [[Old name]].\n"
+    assert reopened.maintain().finished_renames == ["finished renaming old-name.md to new-name.md"]
     assert (vault_dir / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
     assert reopened.index.dangling() == []
     assert not list((vault_dir / ".memvault" / "journal").iterdir())

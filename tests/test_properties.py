@@ -23,7 +23,6 @@ from memvault.config import Settings
 from memvault.document import BOM, Document, parse_document, render_document
 from memvault.errors import MemvaultError
 from memvault.facets import MARK, note_facets
-from memvault.index import Filter, SearchPage
 from memvault.markdown import (
     find_links,
     find_tags,
@@ -33,6 +32,7 @@ from memvault.markdown import (
     rewrite_links,
 )
 from memvault.model import OWNED_KEYS, Limits, clean_tags, clean_title
+from memvault.records import Filter, SearchPage
 from memvault.search import parse_query
 from memvault.vault import VaultService
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memvault.index import Filter
+from memvault.records import Filter
 from memvault.vault import VaultService
 
 from .conftest import write_file

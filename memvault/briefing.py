@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from . import clock
 from .config import ContextSettings
 from .errors import MemvaultError
-from .index import Filter, NoteRow
 from .markdown import first_line
+from .records import Filter, NoteRow
 from .vault import VaultService
 
 CHARS_PER_TOKEN = 4
@@ -75,7 +75,7 @@ def build_briefing(
     if not items:
         lines.append("\nNo memories yet: save durable facts with write_mem as you learn them.\n")
     text = "".join(lines)
-    vault.index.record_access(item.id for item in items)
+    vault.record_use(item.id for item in items)
     return Briefing(text=text, tokens=estimate_tokens(text), items=items)
 
 
@@ -122,6 +122,6 @@ def _item(
 
 def _first_line(vault: VaultService, path: str) -> str:
     try:
-        return first_line(vault.store.read(path)[0].body)
+        return first_line(vault.get(path).body)
     except MemvaultError:  # a file gone since the listing: the briefing goes on without it
         return ""

@@ -1,0 +1,204 @@
+"""The records the index and the services hand to the faces: plain dataclasses, no I/O.
+
+Faces (CLI, MCP server) import these and `model.Memory`, never the index or the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .model import Memory
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file the walk or a read could not use, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which memories a search or a listing covers. Scoped memories are included with the
+    global (unscoped) ones unless `only_scope`. `archived`: False leaves out archived and
+    expired memories, True gives only archived ones, None gives every memory."""
+
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    scope: str | None = None
+    only_scope: bool = False
+    archived: bool | None = False
+
+
+@dataclass
+class SearchHit:
+    """One search result, as the tools and the CLI show it."""
+
+    id: str
+    title: str
+    path: str
+    category: str | None
+    tags: list[str]
+    score: float
+    snippet: str
+    updated_at: str | None
+    last_reviewed: str | None
+    scope: str | None
+    age: str
+
+
+@dataclass
+class SearchPage:
+    results: list[SearchHit]
+    total: int
+
+
+@dataclass
+class NoteRow:
+    """A memory as the index knows it, without its body."""
+
+    id: str
+    title: str
+    path: str
+    category: str | None
+    tags: list[str]
+    created_at: str | None
+    updated_at: str | None
+    last_reviewed: str | None
+    scope: str | None
+    expires_at: str | None
+    access_count: int
+    last_access: str | None
+    age: str
+    problem: str | None
+
+
+@dataclass
+class LinkRow:
+    """A link between two notes as the index resolved it; target fields are None while the
+    link dangles."""
+
+    source: str
+    source_id: str
+    source_title: str
+    raw: str
+    target: str | None
+    target_id: str | None
+    target_title: str | None
+    related: bool
+
+
+@dataclass
+class Usage:
+    """Kept state of one memory: how often it was used, and when last."""
+
+    access_count: int = 0
+    last_access: str | None = None
+
+
+@dataclass
+class Stats:
+    """Counts by category, scope and tag; never-used memories; files and bytes."""
+
+    memories: int
+    bytes: int
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_tag: dict[str, int]
+    never_used: list[str]
+
+
+@dataclass
+class RebuildSummary:
+    notes: int = 0
+    links: int = 0
+    unresolved_links: int = 0
+    attachments: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class SyncSummary:
+    """What an incremental pass found: counts of files by what happened to them."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    moved: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class Maintenance:
+    """What upkeep did to the files: renames a crash cut short and finished, and expired
+    memories moved to the archive."""
+
+    finished_renames: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """What was done, one line each, as the CLI and the server's start-up report it."""
+        return [*self.finished_renames, *(f"archived (expired): {p}" for p in self.archived)]
+
+
+@dataclass
+class Suggestion:
+    """A memory that nearly matches an identifier, with how confident the match is (0..1)."""
+
+    id: str
+    title: str
+    path: str
+    score: float
+    kind: str = "name"
+
+
+@dataclass
+class Recall:
+    """What `recall` found, how sure it is (1.0 = named exactly) and how it matched."""
+
+    memory: Memory
+    confidence: float
+    matched_by: str
+
+
+@dataclass
+class Deleted:
+    memory: Memory
+    changed: list[str]
+
+
+@dataclass
+class CheckReport:
+    """What `memvault check` found, and with `--fix`, what it repaired."""
+
+    broken_links: list[tuple[str, str]] = field(default_factory=list)
+    one_sided: list[tuple[str, str]] = field(default_factory=list)
+    duplicate_ids: list[tuple[str, list[str]]] = field(default_factory=list)
+    malformed: list[tuple[str, str]] = field(default_factory=list)
+    ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (
+            self.broken_links
+            or self.one_sided
+            or self.duplicate_ids
+            or self.malformed
+            or self.ambiguous
+        )
+
+
+@dataclass
+class LinkChange:
+    """What `link` or `unlink` did: both memories' outgoing links, and the markdown written."""
+
+    source: Memory
+    target: Memory
+    source_links: list[LinkRow]
+    target_links: list[LinkRow]
+    markdown: str | None
+    changed: bool
