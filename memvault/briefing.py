@@ -8,36 +8,16 @@ for a long time (flagged, so the assistant can verify or correct them).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from . import clock
 from .config import ContextSettings
 from .errors import MemvaultError
 from .markdown import first_line
-from .records import Filter, NoteRow
+from .records import Briefing, BriefingItem, Filter, NoteRow
 from .vault import VaultService
 
 CHARS_PER_TOKEN = 4
 MAX_ITEMS = 40
-
-
-@dataclass
-class BriefingItem:
-    id: str
-    title: str
-    path: str
-    category: str | None
-    section: str
-    age: str
-    stale: bool
-    line: str
-
-
-@dataclass
-class Briefing:
-    text: str
-    tokens: int
-    items: list[BriefingItem] = field(default_factory=list)
 
 
 def estimate_tokens(text: str) -> int:

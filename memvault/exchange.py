@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from .errors import Invalid, MemvaultError
-from .records import Filter, Usage
+from .records import Filter, ImportReport, Usage
 from .vault import VaultService
 from .views import memory_view
 
 FORMAT = "memvault-export/1"
-
-
-@dataclass
-class ImportReport:
-    created: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    conflicts: list[dict[str, str]] = field(default_factory=list)
 
 
 def export_records(vault: VaultService, where: Filter | None = None) -> Iterator[dict[str, Any]]:

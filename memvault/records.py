@@ -202,3 +202,36 @@ class LinkChange:
     target_links: list[LinkRow]
     markdown: str | None
     changed: bool
+
+
+@dataclass
+class BriefingItem:
+    id: str
+    title: str
+    path: str
+    category: str | None
+    section: str
+    age: str
+    stale: bool
+    line: str
+
+
+@dataclass
+class Briefing:
+    text: str
+    tokens: int
+    items: list[BriefingItem] = field(default_factory=list)
+
+
+@dataclass
+class SessionNotes:
+    memory: Memory
+    linked: list[Memory]
+    unresolved: list[str]
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)

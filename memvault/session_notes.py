@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from . import clock
 from .errors import Invalid, NotFound
 from .markdown import find_links
 from .model import Memory
+from .records import SessionNotes
 from .vault import VaultService
 
 SESSION_CATEGORY = "session"
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
-
-
-@dataclass
-class SessionNotes:
-    memory: Memory
-    linked: list[Memory]
-    unresolved: list[str]
 
 
 def save_session_notes(

@@ -8,8 +8,7 @@ from pydantic import BaseModel, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from .briefing import BriefingItem
-from .records import NoteRow, SearchHit
+from .records import BriefingItem, NoteRow, SearchHit
 
 # Keywords that constrain only values of their own type, so they stay true when null joins it.
 _TYPE_ONLY = frozenset({"type", "items", "additionalProperties"})
