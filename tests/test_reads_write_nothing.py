@@ -1,0 +1,264 @@
+"""Reads write nothing: every read command and read tool leaves each file of the vault byte for
+byte as it was, even when upkeep is due (an expired note, a rename a crash cut short). Only
+upkeep itself writes: the server's start and `memvault sync`.
+
+Compared: every file and folder under the vault, dot-folders included, except the SQLite index
+(`.memvault/index.sqlite3*`, derived state that counts uses) and the lock file
+(`.memvault/lock`), which are not content."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import ClientSession
+
+from memvault import clock
+from memvault.cli import main
+from memvault.config import Settings
+from memvault.vault import VaultService
+
+from .conftest import write_file
+from .mcp_helpers import stdio_session, text_of
+
+# A vault's content: each file's relative path -> its bytes; each folder's path + "/" -> b"".
+Snapshot = dict[str, bytes]
+
+NOT_CONTENT = (".memvault/index.sqlite3", ".memvault/lock")
+
+OUTAGE = """\
+---
+title: Payments outage
+tags: [payments]
+expires_at: 2001-01-01T00:00:00Z
+---
+Payments are down; retry after [[deploy-order]].
+"""
+
+HAND = "See [[old-name|the renamed note]] and [[deploy-order]].\n"
+
+
+def snapshot(root: Path) -> Snapshot:
+    """Every file (path -> bytes) and folder (path/ -> b"") under `root`, dot-folders too."""
+    files: Snapshot = {}
+    for folder, subfolders, names in os.walk(root):
+        here = Path(folder).relative_to(root).as_posix()
+        prefix = "" if here == "." else f"{here}/"
+        for name in subfolders:
+            files[f"{prefix}{name}/"] = b""
+        for name in names:
+            relative = f"{prefix}{name}"
+            if not relative.startswith(NOT_CONTENT):
+                files[relative] = (Path(folder) / name).read_bytes()
+    return files
+
+
+def changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """What differs between two snapshots, one line per path: added, removed or changed."""
+    lines = [f"added {path}" for path in sorted(after.keys() - before.keys())]
+    lines += [f"removed {path}" for path in sorted(before.keys() - after.keys())]
+    lines += [
+        f"changed {path}"
+        for path in sorted(before.keys() & after.keys())
+        if before[path] != after[path]
+    ]
+    return lines
+
+
+def journal(root: Path) -> list[Path]:
+    folder = root / ".memvault" / "journal"
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def run(vault: Path, *args: str) -> tuple[int, str]:
+    """`memvault --vault VAULT ARGS...`: its exit code, and its stdout and stderr together."""
+    result = CliRunner().invoke(main, ["--vault", str(vault), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout + result.stderr
+
+
+@pytest.fixture
+def upkeep_due(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A vault where upkeep is due: notes linked to each other, a rename of `old-name` to
+    `new-name` that a crash cut short (its journal entry waits, hand.md still links to
+    [[old-name]]), and ops/outage.md, written by hand, expired since 2001."""
+    vault = VaultService.open(Settings(vault=vault_dir))
+    try:
+        vault.create(
+            "Deploy order", "Migrations run before the deploy.\n", ["deploy"], category="gotcha"
+        )
+        vault.create("Release process", "Tag, build, then deploy.\n", ["release"])
+        vault.link("Release process", "Deploy order")
+        vault.create("Old name", "A note about to get a new name.\n")
+        write_file(vault_dir, "hand.md", HAND)
+        write_file(vault_dir, ".obsidian/workspace.json", '{"active": "hand.md"}\n')
+        vault.sync()
+
+        def crash(self: object, entry: object) -> None:
+            raise KeyboardInterrupt("killed mid-rename")
+
+        with monkeypatch.context() as patch:
+            patch.setattr("memvault.links.LinkService._retarget", crash)
+            with pytest.raises(KeyboardInterrupt):
+                vault.update("old-name", title="New name")
+    finally:
+        vault.close()
+    write_file(vault_dir, "ops/outage.md", OUTAGE)
+
+    assert (vault_dir / "new-name.md").exists() and not (vault_dir / "old-name.md").exists()
+    assert (vault_dir / "hand.md").read_text() == HAND
+    assert len(journal(vault_dir)) == 1
+    return vault_dir
+
+
+# -- the CLI: each read command, on its own, on a vault with upkeep due ---------------------
+
+CLI_READS = [
+    pytest.param(["search", "deploy"], 0, "Deploy order", id="search"),
+    pytest.param(["read", "new-name"], 0, "title: New name", id="read"),
+    pytest.param(
+        ["read", "Release process", "--format", "plain"], 0, "Tag, build", id="read-plain"
+    ),
+    pytest.param(
+        ["read", "ops/outage.md", "--format", "json"], 0, "Payments outage", id="read-json"
+    ),
+    pytest.param(["list"], 0, "Deploy order", id="list"),
+    pytest.param(["list", "--archived"], 0, "0 of 0", id="list-archived"),
+    pytest.param(["stats"], 0, "memories", id="stats"),
+    pytest.param(["check"], 1, "broken link: hand.md -> [[old-name", id="check"),
+    pytest.param(["export"], 0, "Payments outage", id="export-json"),
+    pytest.param(["export", "--format", "jsonl"], 0, "Payments outage", id="export-jsonl"),
+    pytest.param(["context"], 0, "Deploy order", id="context"),
+]
+
+
+@pytest.mark.parametrize(("args", "exit_code", "shown"), CLI_READS)
+def test_a_read_command_leaves_every_file_as_it_was(
+    upkeep_due: Path, args: list[str], exit_code: int, shown: str
+) -> None:
+    before = snapshot(upkeep_due)
+
+    code, output = run(upkeep_due, *args)
+
+    assert code == exit_code, output
+    assert shown in output
+    written = changes(before, snapshot(upkeep_due))
+    assert not written, f"memvault {' '.join(args)} wrote {written}"
+    assert (upkeep_due / "hand.md").read_text() == HAND
+    assert len(journal(upkeep_due)) == 1
+    assert (upkeep_due / "ops" / "outage.md").exists()
+
+
+# -- MCP: the server's start does the upkeep; the read tools after it write nothing ---------
+
+WINDOW = """\
+---
+id: maintenance-window-2026
+title: Maintenance window
+expires_at: {expires_at}
+---
+The database is read-only tonight; see [[deploy-order]].
+"""
+
+# (tool name or resource URI, arguments, text the answer shows)
+MCP_READS: list[tuple[str, dict[str, object], str]] = [
+    ("read_mem", {"identifier": "maintenance-window"}, "read-only tonight"),
+    ("read_mem", {"identifier": "maintenance-window", "format": "plain"}, "read-only tonight"),
+    ("read_mem", {"identifier": "maintenance-window", "format": "json"}, "expires_at"),
+    ("read_mem", {"identifier": "new-name"}, "New name"),
+    ("read_mem", {"identifier": "archive/ops/outage.md", "format": "json"}, "Payments outage"),
+    ("search_mem", {"query": "deploy"}, "Deploy order"),
+    ("list_mem", {}, "Deploy order"),
+    ("list_mem", {"archived": True}, "Payments outage"),
+    ("get_context", {}, "Deploy order"),
+    ("export_mem", {}, "Deploy order"),
+    ("export_mem", {"include_archived": True}, "Payments outage"),
+    ("get_current_date", {}, "UTC"),
+    ("get_current_date", {"format": "locale"}, "UTC"),
+    ("memvault://context", {}, "Deploy order"),
+    ("memvault://recent", {}, "Release process"),
+    ("memvault://memory/maintenance-window-2026", {}, "read-only tonight"),
+    ("memvault://memory/new-name", {}, "title: New name"),
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def ask(session: ClientSession, name: str, arguments: dict[str, object]) -> str:
+    """Call a tool, or read a resource when `name` is a memvault:// URI; the answer's text."""
+    if name.startswith("memvault://"):
+        contents = (await session.read_resource(name)).contents
+        return "".join(getattr(part, "text", "") for part in contents)
+    result = await session.call_tool(name, arguments)
+    assert not result.is_error, text_of(result)
+    return text_of(result)
+
+
+def expiring_soon(seconds: int) -> tuple[str, float]:
+    """An `expires_at` (whole seconds) at least `seconds` from now, and when it passes."""
+    moment = clock.now().replace(microsecond=0) + dt.timedelta(seconds=seconds + 1)
+    return clock.iso(moment), moment.timestamp()
+
+
+@pytest.mark.anyio
+async def test_read_tools_and_resources_leave_every_file_as_it_was(upkeep_due: Path) -> None:
+    # A second note that expires a few seconds after the server has started: when the reads
+    # below run it is expired but not archived yet, as between two starts of a long session.
+    expires_at, expired = expiring_soon(4)
+    write_file(upkeep_due, "ops/maintenance-window.md", WINDOW.format(expires_at=expires_at))
+
+    async with stdio_session(upkeep_due) as session:
+        # Starting is upkeep: the rename is finished and the note expired in 2001 archived.
+        assert (upkeep_due / "hand.md").read_text() == HAND.replace("old-name", "new-name")
+        assert journal(upkeep_due) == []
+        assert (upkeep_due / "archive" / "ops" / "outage.md").exists()
+        assert (upkeep_due / "ops" / "maintenance-window.md").exists(), "slow start: expired"
+        before = snapshot(upkeep_due)
+        await anyio.sleep(max(0.0, expired - time.time()) + 0.5)
+        # Expired now: gone from lists at once, but still in its folder until the next upkeep.
+        assert "Maintenance window" not in await ask(session, "list_mem", {})
+
+        for name, arguments, shown in MCP_READS:
+            assert shown in await ask(session, name, arguments), (name, arguments)
+            written = changes(before, snapshot(upkeep_due))
+            assert not written, f"{name} {arguments} wrote {written}"
+
+    # Nor does the server write anything when it stops.
+    assert changes(before, snapshot(upkeep_due)) == []
+
+
+# -- the positive control: `memvault sync` is upkeep, and says what it did -------------------
+
+
+def test_sync_finishes_the_rename_and_archives_the_expired_note(upkeep_due: Path) -> None:
+    before = snapshot(upkeep_due)
+    [entry] = journal(upkeep_due)
+
+    code, output = run(upkeep_due, "sync")
+
+    assert code == 0, output
+    assert "finished renaming old-name.md to new-name.md" in output.splitlines()
+    assert "archived (expired): archive/ops/outage.md" in output.splitlines()
+    assert (upkeep_due / "hand.md").read_text() == HAND.replace("old-name", "new-name")
+    assert journal(upkeep_due) == []
+    assert not (upkeep_due / "ops" / "outage.md").exists()
+    assert (
+        (upkeep_due / "archive" / "ops" / "outage.md")
+        .read_bytes()
+        .endswith(b"Payments are down; retry after [[deploy-order]].\n")
+    )
+    # Those are the only files it wrote (the folders it made or emptied aside).
+    assert [line for line in changes(before, snapshot(upkeep_due)) if not line.endswith("/")] == [
+        "added archive/ops/outage.md",
+        f"removed .memvault/journal/{entry.name}",
+        "removed ops/outage.md",
+        "changed hand.md",
+    ]
