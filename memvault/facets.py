@@ -21,7 +21,8 @@ import string
 from collections.abc import Iterable
 from functools import lru_cache
 
-ARCHIVE = "archive"
+from .model import archived
+
 COLUMN = "facets"
 MARK = "\ue000"
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
@@ -64,11 +65,6 @@ def filter_terms(
     if archived_only:
         required.append(archived_term)
     return required, archived_term if archived_only is False else None
-
-
-def archived(folder: str) -> bool:
-    """Whether a folder lies in the archive (case-sensitive, as the SQL filter reads it)."""
-    return folder == ARCHIVE or folder.startswith(ARCHIVE + "/")
 
 
 def _fold(text: str) -> str:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from slugify import slugify
 
+from .document import Document
 from .errors import Invalid, TooLarge
+from .markdown import headings
 
 OWNED_KEYS = (
     "id",
@@ -26,6 +28,11 @@ OWNED_KEYS = (
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029\ufeff]")
 _TAG_STRIP = "#, \t"
 _DERIVED_ID = uuid.UUID("6f1c2a52-8f0e-4f54-9d1e-4c3b7a1d2e90")
+# memvault stamps updated_at just before writing; an mtime later than that by more than this
+# many seconds means someone else changed the file since (see memory_from).
+WRITE_SLACK = 2
+# The folder expired memories move to; they stay readable there, and out of searches.
+ARCHIVE = "archive"
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,11 @@ def stem_of(path: str) -> str:
     name = path.rpartition("/")[2]
     dot = name.rfind(".")
     return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def archived(folder: str) -> bool:
+    """Whether a folder lies in the archive (case-sensitive, as the SQL filter reads it)."""
+    return folder == ARCHIVE or folder.startswith(ARCHIVE + "/")
 
 
 def derived_id(path: str) -> str:
@@ -175,22 +187,6 @@ def clean_scope(scope: str | None) -> str | None:
     return cleaned
 
 
-def clean_expiry(expires_at: str | None) -> str | None:
-    """An expiry as memvault writes timestamps (UTC, to the second), or a clear error."""
-    if expires_at is None or not str(expires_at).strip():
-        return None
-    text = str(expires_at).strip()
-    try:
-        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise Invalid(
-            f"expires_at {text!r} is not an ISO date; use e.g. 2025-01-31 or 2025-01-31T12:00:00Z"
-        ) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def string_list(value: Any) -> list[str]:
     """A frontmatter value that should be a list of strings (tags, aliases), however written."""
     if value is None:
@@ -208,3 +204,62 @@ def _human(size: int) -> str:
     if size >= 1024:
         return f"{size / 1024:.1f} KiB".replace(".0 KiB", " KiB")
     return f"{size} bytes"
+
+
+def memory_from(path: str, doc: Document, mtime_ns: int | None = None) -> Memory:
+    """Build the Memory record a file describes; hand-made files get a title and a stable id.
+
+    `updated_at` is the later of the frontmatter's and the file's modification time, so an edit
+    made in Obsidian (which leaves the frontmatter alone) still counts as a change.
+    """
+    meta = doc.metadata
+    title = meta.get("title")
+    if not isinstance(title, str | int | float) or not str(title).strip():
+        title = _first_heading(doc.body) or stem_of(path)
+    raw_id = meta.get("id")
+    aliases = string_list(meta.get("aliases")) + string_list(meta.get("alias"))
+    return Memory(
+        id=str(raw_id).strip() if raw_id not in (None, "") else derived_id(path),
+        title=" ".join(str(title).split()),
+        path=path,
+        body=doc.body,
+        tags=[t.lstrip("#") for t in _tag_list(meta.get("tags"))],
+        aliases=aliases,
+        created_at=_text_or_none(meta.get("created_at")),
+        updated_at=_later(_text_or_none(meta.get("updated_at")), mtime_ns),
+        last_reviewed=_text_or_none(meta.get("last_reviewed")),
+        scope=_text_or_none(meta.get("scope")),
+        expires_at=_text_or_none(meta.get("expires_at")),
+        metadata=meta,
+        problem=doc.error,
+        has_frontmatter=doc.frontmatter is not None,
+    )
+
+
+def _later(stamp: str | None, mtime_ns: int | None) -> str | None:
+    """The file's mtime if it is later than `stamp` by more than the write itself takes."""
+    if mtime_ns is None:
+        return stamp
+    seconds = mtime_ns // 1_000_000_000
+    modified = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    if stamp is None:
+        return modified
+    written = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds - WRITE_SLACK))
+    return modified if written > stamp else stamp
+
+
+def _tag_list(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [t for t in re.split(r"[,\s]+", value) if t]
+    return string_list(value)
+
+
+def _first_heading(body: str) -> str | None:
+    for _start, _end, level, text in headings(body):
+        if level == 1 and text.strip():
+            return text.strip()
+    return None
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value in (None, "") else str(value)

@@ -6,8 +6,18 @@ Faces (CLI, MCP server) import these and `model.Memory`, never the index or the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .model import Memory
+
+
+class FileInfo(NamedTuple):
+    """What a walk sees of a markdown file, enough to tell whether it changed (a tuple: a walk
+    makes one per file, so it should cost little)."""
+
+    path: str
+    size: int
+    mtime_ns: int
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,15 @@ them in worker processes while the main process writes to SQLite."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 import posixpath
 from dataclasses import dataclass
 
-from .document import parse_document
 from .facets import note_facets
 from .markdown import Link, find_links, find_tags, related_links
 from .model import Memory, folder_of
-from .records import Skipped
 from .search import fts_text
-from .store import FileInfo, content_hash, memory_from
 
 # One encoder for every note: json.dumps with options builds a new one per call.
 _json_list = json.JSONEncoder(ensure_ascii=False).encode
@@ -33,7 +30,12 @@ class NoteRows:
     problem: str | None
 
 
-def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
+def content_hash(text: str) -> str:
+    """A file's fingerprint, to tell an edit from a touch."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def note_rows(memory: Memory, size: int, mtime_ns: int, text: str) -> NoteRows:
     """The notes, aliases, tags, links and full-text rows of one memory."""
     folder = folder_of(memory.path)
     known = {t.lower() for t in memory.tags}
@@ -55,8 +57,8 @@ def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
             memory.last_reviewed,
             memory.scope,
             memory.expires_at,
-            info.size,
-            info.mtime_ns,
+            size,
+            mtime_ns,
             content_hash(text),
             memory.problem,
         ),
@@ -72,26 +74,6 @@ def note_rows(memory: Memory, info: FileInfo, text: str) -> NoteRows:
         ),
         problem=memory.problem,
     )
-
-
-def file_rows(job: tuple[str, str, int, int]) -> NoteRows | Skipped:
-    """Read and parse one file (root, path, size, mtime_ns): the unit of work of a rebuild."""
-    root, path, size, mtime_ns = job
-    try:
-        with open(os.path.join(root, path), "rb") as file:
-            text = file.read().decode("utf-8")
-    except OSError as exc:
-        return Skipped(path, f"cannot read: {exc.strerror}")
-    except UnicodeDecodeError:
-        return Skipped(path, "not UTF-8 text")
-    info = FileInfo(path, size, mtime_ns)
-    return note_rows(memory_from(path, parse_document(text), mtime_ns), info, text)
-
-
-def workers() -> int:
-    """Processes that parse files while the main one writes (parsing is most of the work)."""
-    count = os.cpu_count() or 1
-    return count if count > 1 else 0
 
 
 def link_key(target: str) -> str:

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
-import re
 import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any, NamedTuple
 
 from filelock import FileLock, Timeout
 
 from .document import Document, parse_document, render_document
 from .errors import Conflict, Invalid, NotFound, Unreadable
-from .markdown import headings
-from .model import Memory, derived_id, stem_of, string_list
-from .records import Skipped
+from .model import Memory, memory_from
+from .records import FileInfo, Skipped
 
 log = logging.getLogger(__name__)
 
@@ -32,19 +27,7 @@ LOCK_TIMEOUT = 30.0
 # at once managed about 125 writes/s with it and about 210/s with 2 ms (1k notes).
 LOCK_POLL = 0.002
 TEMP_SUFFIX = ".memvault-tmp"
-# memvault stamps updated_at just before writing; an mtime later than that by more than this
-# many seconds means someone else changed the file since.
-WRITE_SLACK = 2
 LEFTOVER_AGE = 60.0
-
-
-class FileInfo(NamedTuple):
-    """What a walk sees of a markdown file, enough to tell whether it changed (a tuple: a walk
-    makes one per file, so it should cost little)."""
-
-    path: str
-    size: int
-    mtime_ns: int
 
 
 class VaultStore:
@@ -94,25 +77,30 @@ class VaultStore:
         return self.absolute(path).exists()
 
     def walk(
-        self, skipped: list[Skipped] | None = None, share: tuple[int, int] = (0, 1)
+        self,
+        skipped: list[Skipped] | None = None,
+        share: tuple[int, int] = (0, 1),
+        sweep: bool = False,
     ) -> Iterator[FileInfo]:
         """Every markdown file in the vault, skipping dot-folders and symlinks out of it.
 
-        On the way it deletes memvault's own temp files that a crash left behind (older than
-        LEFTOVER_AGE seconds; a live writer's temp file lives for milliseconds). `share` (i, n)
-        walks only every n-th top-level folder from the i-th (the root's own files go with
-        share 0), so that n processes can walk one vault together.
+        With `sweep` (upkeep only: a read never changes the vault) it deletes on the way
+        memvault's own temp files that a crash left behind (older than LEFTOVER_AGE seconds; a
+        live writer's temp file lives for milliseconds). `share` (i, n) walks only every n-th
+        top-level folder from the i-th (the root's own files go with share 0), so that n
+        processes can walk one vault together.
         """
         if not self.root.is_dir():
             raise Unreadable(f"the vault {self.root} does not exist or is not a folder")
-        yield from self._walk(str(self.root), "", skipped, share)
+        yield from self._walk(str(self.root), "", skipped, share, sweep)
 
     def _walk(
         self,
         folder: str,
         prefix: str,
         skipped: list[Skipped] | None,
-        share: tuple[int, int] = (0, 1),
+        share: tuple[int, int],
+        sweep: bool,
     ) -> Iterator[FileInfo]:
         """One folder, depth first in name order; plain strings and scandir keep 100k files fast."""
         try:
@@ -129,7 +117,7 @@ class VaultStore:
         for entry in entries:
             name = entry.name
             if name.startswith("."):
-                if name.endswith(TEMP_SUFFIX) and mine == 0:
+                if sweep and name.endswith(TEMP_SUFFIX) and mine == 0:
                     _remove_leftover(Path(entry.path))
                 continue
             try:
@@ -139,7 +127,7 @@ class VaultStore:
             if is_dir:
                 folders += 1
                 if (folders - 1) % shares == mine:
-                    yield from self._walk(entry.path, f"{prefix}{name}/", skipped)
+                    yield from self._walk(entry.path, f"{prefix}{name}/", skipped, (0, 1), sweep)
             elif name.lower().endswith(".md") and mine == 0:
                 info = self._entry_info(entry, prefix + name, skipped)
                 if info is not None:
@@ -212,33 +200,6 @@ class VaultStore:
         doc = parse_document(self.read_text(path))
         return memory_from(path, doc, self.info(path).mtime_ns), doc
 
-    def journal_add(self, entry: dict[str, Any]) -> str:
-        """Record a multi-file operation before it starts, so a crash can be finished later."""
-        name = f"{time.time_ns()}-{secrets.token_hex(4)}.json"
-        self._journal_dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self._journal_dir / name, json.dumps(entry, ensure_ascii=False))
-        return name
-
-    def journal(self) -> list[tuple[str, dict[str, Any]]]:
-        """Unfinished operations, oldest first (a garbled entry is dropped with a warning)."""
-        if not self._journal_dir.is_dir():
-            return []
-        entries = []
-        for file in sorted(self._journal_dir.glob("*.json")):
-            try:
-                entries.append((file.name, json.loads(file.read_text(encoding="utf-8"))))
-            except (OSError, ValueError):
-                log.warning("dropping unreadable journal entry %s", file)
-                file.unlink(missing_ok=True)
-        return entries
-
-    def journal_done(self, name: str) -> None:
-        (self._journal_dir / name).unlink(missing_ok=True)
-
-    @property
-    def _journal_dir(self) -> Path:
-        return self.state_dir / "journal"
-
     def info(self, path: str) -> FileInfo:
         """Size and modification time of a file, as a walk would report them."""
         stat = self.absolute(path).stat()
@@ -260,7 +221,7 @@ class VaultStore:
         """Write a file atomically: temp file in the same folder, fsync, then rename over."""
         full = self.absolute(path)
         full.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(full, text)
+        atomic_write(full, text)
 
     def move(self, old: str, new: str) -> None:
         """Rename a file within the vault in one step, creating the target folder."""
@@ -288,69 +249,6 @@ class VaultStore:
             folder = folder.parent
 
 
-def memory_from(path: str, doc: Document, mtime_ns: int | None = None) -> Memory:
-    """Build the Memory record a file describes; hand-made files get a title and a stable id.
-
-    `updated_at` is the later of the frontmatter's and the file's modification time, so an edit
-    made in Obsidian (which leaves the frontmatter alone) still counts as a change.
-    """
-    meta = doc.metadata
-    title = meta.get("title")
-    if not isinstance(title, str | int | float) or not str(title).strip():
-        title = _first_heading(doc.body) or stem_of(path)
-    raw_id = meta.get("id")
-    aliases = string_list(meta.get("aliases")) + string_list(meta.get("alias"))
-    return Memory(
-        id=str(raw_id).strip() if raw_id not in (None, "") else derived_id(path),
-        title=" ".join(str(title).split()),
-        path=path,
-        body=doc.body,
-        tags=[t.lstrip("#") for t in _tag_list(meta.get("tags"))],
-        aliases=aliases,
-        created_at=_text_or_none(meta.get("created_at")),
-        updated_at=_later(_text_or_none(meta.get("updated_at")), mtime_ns),
-        last_reviewed=_text_or_none(meta.get("last_reviewed")),
-        scope=_text_or_none(meta.get("scope")),
-        expires_at=_text_or_none(meta.get("expires_at")),
-        metadata=meta,
-        problem=doc.error,
-        has_frontmatter=doc.frontmatter is not None,
-    )
-
-
-def _later(stamp: str | None, mtime_ns: int | None) -> str | None:
-    """The file's mtime if it is later than `stamp` by more than the write itself takes."""
-    if mtime_ns is None:
-        return stamp
-    seconds = mtime_ns // 1_000_000_000
-    modified = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-    if stamp is None:
-        return modified
-    written = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds - WRITE_SLACK))
-    return modified if written > stamp else stamp
-
-
-def content_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def _tag_list(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [t for t in re.split(r"[,\s]+", value) if t]
-    return string_list(value)
-
-
-def _first_heading(body: str) -> str | None:
-    for _start, _end, level, text in headings(body):
-        if level == 1 and text.strip():
-            return text.strip()
-    return None
-
-
-def _text_or_none(value: object) -> str | None:
-    return None if value in (None, "") else str(value)
-
-
 def _remove_leftover(temp: Path) -> None:
     try:
         if time.time() - temp.stat().st_mtime > LEFTOVER_AGE:
@@ -360,7 +258,7 @@ def _remove_leftover(temp: Path) -> None:
         pass
 
 
-def _atomic_write(full: Path, text: str) -> None:
+def atomic_write(full: Path, text: str) -> None:
     temp = full.parent / f".{full.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
     try:
         with open(temp, "xb") as handle:

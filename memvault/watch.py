@@ -32,7 +32,7 @@ class VaultWatcher(FileSystemEventHandler):
     def __init__(self, vault: VaultService, debounce: float = DEBOUNCE):
         self.vault = vault
         self.debounce = debounce
-        self._root = vault.store.root
+        self._root = vault.root
         self._pending: set[str] = set()
         self._full_sync = False
         self._last_event = 0.0

@@ -59,7 +59,7 @@ def test_usage_counts_reads_searches_and_survives_reindex(vault: VaultService) -
     assert [(r.title, r.access_count) for r in rows] == [("Often used", 2), ("Never used", 0)]
     assert rows[0].last_access is not None
     assert vault.stats().never_used == ["never-used.md"]
-    assert (vault.store.root / used.path).read_text().count("access") == 0
+    assert (vault.root / used.path).read_text().count("access") == 0
 
 
 def test_verify_sets_last_reviewed_and_clears_the_stale_flag(

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from memvault.config import Settings
-from memvault.records import Filter
-from memvault.rows import file_rows
+from memvault.indexer import file_rows
+from memvault.records import Filter, Usage
 from memvault.store import VaultStore
 from memvault.vault import VaultService
 
@@ -18,7 +20,7 @@ from .conftest import write_file
 
 
 def resolved(vault: VaultService, source: str) -> list[tuple[str, str | None]]:
-    return [(row.raw, row.target) for row in vault.index.outgoing(source)]
+    return [(row.raw, row.target) for row in vault.outgoing(vault.get(source))]
 
 
 def test_resolution_order_path_stem_title_alias_nearest_folder(
@@ -51,7 +53,7 @@ def test_resolution_order_path_stem_title_alias_nearest_folder(
         1,
         1,
     )
-    assert vault.index.ambiguous() == [
+    assert vault.check().ambiguous == [
         ("b/source.md", "note", ["a/note.md", "b/note.md"]),
         ("b/source.md", "Note.md", ["a/note.md", "b/note.md"]),
     ]
@@ -62,7 +64,7 @@ def test_tags_from_frontmatter_and_inline_are_searchable_filters(
 ) -> None:
     write_file(vault_dir, "t.md", "---\ntags: [alpha]\n---\nBody with #beta/gamma and `#not`\n")
     vault.rebuild()
-    assert vault.index.note("t.md").tags == ["alpha", "beta/gamma"]  # type: ignore[union-attr]
+    assert [row.tags for row in vault.list_memories()[0]] == [["alpha", "beta/gamma"]]
     assert vault.list_memories(Filter(tags=("beta",)))[1] == 1
     assert vault.list_memories(Filter(tags=("not",)))[1] == 0
 
@@ -73,10 +75,9 @@ def test_deleting_the_index_loses_nothing_but_kept_state_survives_rebuild(
     settings = Settings(vault=vault_dir)
     first = VaultService.open(settings)
     memory = first.create("Keep me", "text")
-    first.index._query("INSERT INTO usage (id, access_count) VALUES (?, 3)", [memory.id])
-    first.index._db.commit()
+    first.restore_usage(memory.id, Usage(3))
     first.rebuild()
-    assert first.index._query("SELECT access_count FROM usage")[0][0] == 3
+    assert first.usage()[memory.id].access_count == 3
     first.close()
     settings.index_file.unlink()
     second = VaultService.open(settings)
@@ -121,8 +122,9 @@ def test_a_truncated_or_older_index_is_rebuilt_with_one_log_line(
         f"index {settings.index_file} is unreadable (database disk image is malformed); "
         "rebuilding it"
     ]
-    second.index._db.execute("PRAGMA user_version = 0")
     second.close()
+    with closing(sqlite3.connect(settings.index_file)) as db:
+        db.execute("PRAGMA user_version = 0")
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="memvault"):
         third = VaultService.open(settings)
@@ -174,7 +176,7 @@ def test_a_parsing_worker_that_dies_does_not_hang_the_rebuild(
 ) -> None:
     for i in range(2100):
         write_file(vault_dir, f"note-{i}.md", f"# Note {i}\n")
-    monkeypatch.setattr("memvault.index.file_rows", dies_in_a_worker)
+    monkeypatch.setattr("memvault.indexer.file_rows", dies_in_a_worker)
     monkeypatch.setenv("MEMVAULT_TEST_PARENT", str(os.getpid()))
     vault = VaultService.open(Settings(vault=vault_dir), fill=False)
     assert vault.rebuild().notes == 2100

@@ -74,7 +74,7 @@ def test_rename_rewrites_every_inbound_link_keeping_its_parts(
         "| t | [[new-name\\|cell]] |\n"
     )
     assert {row.source for row in vault.backlinks(vault.get(old.id))} == {"b/source.md"}
-    assert vault.index.dangling() == [("b/source.md", "unrelated")]
+    assert vault.check().broken_links == [("b/source.md", "unrelated")]
 
 
 def test_rename_leaves_files_without_frontmatter_without_frontmatter(
@@ -97,7 +97,7 @@ def test_delete_removes_inbound_links_everywhere(vault: VaultService, vault_dir:
     assert deleted.changed == ["hand.md", "keep.md"]
     assert body_of(vault, keep.id) == "Mentions the gone note inline.\n"
     assert (vault_dir / "hand.md").read_text() == "Also gone and here.\n"
-    assert vault.index.dangling() == []
+    assert vault.check().broken_links == []
 
 
 def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
@@ -123,9 +123,9 @@ def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
 
 def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -> None:
     vault.create("Source", "Points at [[Future note]].")
-    assert vault.index.dangling() == [("source.md", "Future note")]
+    assert vault.check().broken_links == [("source.md", "Future note")]
     vault.create("Future note", "here now")
-    assert vault.index.dangling() == []
+    assert vault.check().broken_links == []
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]
 
 
@@ -150,6 +150,6 @@ def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
     assert (vault_dir / "hand.md").read_text() == "See [[old-name|this]] and [[Old name]].\n"
     assert reopened.maintain().finished_renames == ["finished renaming old-name.md to new-name.md"]
     assert (vault_dir / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
-    assert reopened.index.dangling() == []
+    assert reopened.check().broken_links == []
     assert not list((vault_dir / ".memvault" / "journal").iterdir())
     reopened.close()

@@ -575,8 +575,8 @@ def test_filtered_search_covers_what_the_filtered_listing_covers(
     when every note matches the query and a filter is applied,
     then search finds (and counts) exactly the notes the listing with that filter gives."""
     where = Filter(category, tuple(tags), scope, only_scope, archived)
-    listed, total = filter_vault.index.list_notes(where, limit=10_000)
-    page = filter_vault.index.search("shared word", limit=10_000, where=where)
+    listed, total = filter_vault.list_memories(where, limit=10_000)
+    page = filter_vault.search("shared word", limit=10_000, where=where)
     assert sorted(hit.path for hit in page.results) == sorted(row.path for row in listed)
     assert page.total == total
 
@@ -626,4 +626,4 @@ def test_no_query_finds_a_note_through_its_facets(facet_vault: VaultService, que
     """Given notes whose own text is letters only, filed under many folders, tags and scopes,
     when a query is made of their facet tokens in any form a person could type,
     then it finds nothing: the query's words never reach the facets column."""
-    assert facet_vault.index.search(query, where=Filter(archived=None)).total == 0
+    assert facet_vault.search(query, where=Filter(archived=None)).total == 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.records import Usage
 from memvault.vault import VaultService
 from memvault.watch import VaultWatcher
 
@@ -36,22 +37,22 @@ def test_a_touched_file_is_not_reindexed(vault: VaultService, vault_dir: Path) -
     os.utime(vault_dir / memory.path, ns=(1, 10**18))
     summary = vault.sync()
     assert (summary.added, summary.updated) == (0, 0)
-    assert vault.index.file_state(memory.path)[1] == 10**18  # type: ignore[index]
+    assert vault.search("Touched").results[0].path == memory.path
+    assert vault.sync().updated == 0
 
 
 def test_a_move_outside_memvault_keeps_kept_state(vault: VaultService, vault_dir: Path) -> None:
     write_file(vault_dir, "plain.md", "No frontmatter, so the id comes from the path\n")
     vault.sync()
     old_id = vault.get("plain").id
-    vault.index._query("INSERT INTO usage (id, access_count) VALUES (?, 7)", [old_id])
+    vault.restore_usage(old_id, Usage(7))
     (vault_dir / "moved").mkdir()
     os.rename(vault_dir / "plain.md", vault_dir / "moved/plain.md")
     summary = vault.sync()
     assert (summary.moved, summary.added, summary.removed) == (1, 0, 0)
     new_id = vault.get("moved/plain").id
     assert new_id != old_id
-    rows = vault.index._query("SELECT id, access_count FROM usage")
-    assert [(r[0], r[1]) for r in rows] == [(new_id, 7)]
+    assert {k: u.access_count for k, u in vault.usage().items()} == {new_id: 7}
 
 
 def test_an_unreadable_file_is_reported_never_taken_for_deleted(
@@ -109,7 +110,7 @@ def test_the_watcher_applies_editor_saves(watched: VaultService, vault_dir: Path
     os.rename(vault_dir / "a.md", vault_dir / "b.md")
     eventually(lambda: [h.path for h in watched.search("dingo").results] == ["b.md"])
     (vault_dir / "b.md").unlink()
-    eventually(lambda: watched.index.note_count() == 0)
+    eventually(lambda: watched.stats().memories == 0)
 
 
 def test_the_watcher_follows_folder_moves_and_survives_bad_files(

@@ -12,6 +12,7 @@ from memvault.config import Settings
 from memvault.errors import Conflict, Duplicate, Invalid, NotFound, TooLarge
 from memvault.markdown import BodyEdit
 from memvault.model import Limits
+from memvault.store import VaultStore
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -25,7 +26,7 @@ def test_create_writes_category_slug_file_with_frontmatter(vault: VaultService) 
     )
     assert memory.path == "work/meeting-with-john-about-q4-goals.md"
     assert UUID.fullmatch(memory.id)
-    text = (vault.store.root / memory.path).read_text()
+    text = (vault.root / memory.path).read_text()
     assert text.startswith(f"---\nid: {memory.id}\ntitle: Meeting with John about Q4 goals\n")
     assert "category: work\ntags: [q4, goals]\ncreated_at: " in text
     assert text.endswith("---\n# Q4\nNotes\n")
@@ -50,7 +51,7 @@ def test_hostile_titles_and_categories_stay_inside_the_vault(vault: VaultService
     assert vault.create("支付重试策略", "y").path == "支付重试策略.md"
     for bad in ("../outside.md", "/etc/passwd", "a/../../b.md"):
         with pytest.raises(Invalid):
-            vault.store.absolute(bad)
+            VaultStore(vault.root).absolute(bad)
 
 
 def test_symlinks_out_of_the_vault_are_neither_followed_nor_indexed(
@@ -63,7 +64,7 @@ def test_symlinks_out_of_the_vault_are_neither_followed_nor_indexed(
     assert summary.notes == 0
     assert any(s.path == "link.md" for s in summary.skipped)
     with pytest.raises(Invalid):
-        vault.store.read_text("folder/secret.md")
+        VaultStore(vault.root).read_text("folder/secret.md")
 
 
 def test_read_by_id_path_stem_title_and_alias(vault: VaultService, vault_dir: Path) -> None:
@@ -161,7 +162,7 @@ def test_title_change_renames_category_change_moves_id_stays(vault: VaultService
     moved = vault.update(memory.id, category="archive/2024")
     assert moved.path == "archive/2024/second-title.md" and moved.id == memory.id
     assert moved.metadata["category"] == "archive/2024"
-    root = vault.store.root
+    root = vault.root
     assert not (root / "work").exists()
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")) == [
         "archive/2024/second-title.md"
@@ -219,7 +220,7 @@ def test_delete_removes_the_file(vault: VaultService) -> None:
     memory = vault.create("Gone soon", "x", category="tmp")
     deleted = vault.delete(memory.id)
     assert deleted.memory.id == memory.id
-    assert not (vault.store.root / memory.path).exists()
+    assert not (vault.root / memory.path).exists()
     with pytest.raises(NotFound):
         vault.get(memory.id)
 

@@ -1,0 +1,43 @@
+"""`memvault check`: what is wrong in a vault (broken, one-sided and ambiguous links, duplicate
+ids, frontmatter memvault cannot parse), and the repairs `check --fix` makes."""
+
+from __future__ import annotations
+
+from .index import Index
+from .links import LinkService
+from .model import new_id
+from .records import CheckReport
+from .store import VaultStore
+from .writer import Writer
+
+
+def find_problems(index: Index, links: LinkService) -> CheckReport:
+    """Everything `check` reports, read from the index (no file is read or written)."""
+    return CheckReport(
+        broken_links=index.dangling(),
+        one_sided=links.one_sided(),
+        duplicate_ids=index.duplicate_ids(),
+        malformed=index.problems(),
+        ambiguous=index.ambiguous(),
+    )
+
+
+def repair(index: Index, store: VaultStore, writer: Writer, links: LinkService) -> list[str]:
+    """Add the missing side of one-sided links and give duplicated ids fresh ones; what was
+    done, one line each. The caller holds the vault lock."""
+    fixed = [f"linked back {b} -> {a}" for a, b in links.repair()]
+    return fixed + _fix_duplicate_ids(index, store, writer)
+
+
+def _fix_duplicate_ids(index: Index, store: VaultStore, writer: Writer) -> list[str]:
+    """Give every copy after the first (oldest, then by path) a fresh id."""
+    fixed = []
+    for memory_id, paths in index.duplicate_ids():
+        copies = [store.read(p) for p in paths]
+        copies.sort(key=lambda c: (c[0].created_at or "", c[0].path))
+        for memory, doc in copies[1:]:
+            if doc.writable:
+                fresh = new_id()
+                writer.save(memory.path, doc, memory.body, {"id": fresh})
+                fixed.append(f"new id {fresh} for {memory.path} (was {memory_id})")
+    return fixed

@@ -1,0 +1,42 @@
+"""Expiry: a memory true only for a while. `expires_at` (or `ttl_days`) is set on write; past
+it, the memory leaves searches, lists and the briefing at once (the index's live filter), and
+upkeep moves it to `archive/<category>/` (vault.archive_expired), where it stays readable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from . import clock
+from .errors import Invalid
+from .model import ARCHIVE
+
+
+def expiry_from(expires_at: str | None, ttl_days: float | None) -> str | None:
+    """The `expires_at` to write, from an ISO date or a number of days from now."""
+    if ttl_days is not None:
+        if ttl_days <= 0:
+            raise Invalid(f"ttl_days must be positive, not {ttl_days}")
+        expires_at = clock.iso(clock.now() + dt.timedelta(days=ttl_days))
+    return clean_expiry(expires_at)
+
+
+def clean_expiry(expires_at: str | None) -> str | None:
+    """An expiry as memvault writes timestamps (UTC, to the second), or a clear error."""
+    if expires_at is None or not str(expires_at).strip():
+        return None
+    text = str(expires_at).strip()
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise Invalid(
+            f"expires_at {text!r} is not an ISO date; use e.g. 2025-01-31 or 2025-01-31T12:00:00Z"
+        ) from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def archive_folder(category: str | None) -> str:
+    """Where an expired memory of `category` goes: the same folder under the archive."""
+    return f"{ARCHIVE}/{category}" if category else ARCHIVE

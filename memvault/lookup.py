@@ -1,0 +1,133 @@
+"""Finding a memory by the name a caller gives: exactly (id, path, file name, title, alias), or,
+for reads only, by a clear fuzzy match on its names with a confidence.
+
+A near miss for `locate` is an error that lists suggestions, so no write or delete ever lands on
+a memory the caller did not name; `recall` may answer with the memory clearly meant.
+"""
+
+from __future__ import annotations
+
+from . import similar
+from .errors import Invalid, NotFound
+from .index import Index
+from .records import Filter, Recall, Suggestion
+from .store import VaultStore
+
+SUGGESTIONS = 5
+
+
+class Lookup:
+    """Resolves identifiers against the index, reading the memories found from the store."""
+
+    def __init__(self, store: VaultStore, index: Index):
+        self._store = store
+        self._index = index
+
+    def locate(self, identifier: str) -> str:
+        """The path of the one memory an identifier names exactly, or NotFound with suggestions."""
+        path = self.exact(identifier)
+        if path is None:
+            raise self.not_found(identifier, self.suggest(identifier))
+        return path
+
+    def exact(self, identifier: str) -> str | None:
+        """The path an identifier names exactly, None if none does; NotFound if several do."""
+        if not isinstance(identifier, str) or not identifier.strip():
+            raise Invalid("identifier is empty; pass a memory's id, path, slug, title or alias")
+        paths = self._index.resolve(identifier)
+        if len(paths) > 1:
+            first = self._index.note(paths[0])
+            if first is not None and first.id == identifier.strip():
+                return paths[0]
+            raise NotFound(
+                f"{identifier!r} names {len(paths)} memories: {', '.join(paths)}; "
+                "use the path or id",
+                [(p, p, 1.0) for p in paths],
+            )
+        if paths:
+            return paths[0]
+        return self._unindexed_file(identifier)
+
+    def recall(self, identifier: str) -> Recall:
+        """The memory an identifier names, or, when none does exactly, the one it most likely
+        means if that one is clearly ahead (with its confidence); else NotFound listing the
+        candidates. `category:key` looks only in that category. Reads only: writes and deletes
+        use `locate`, which never guesses."""
+        category, key = _split_category(identifier, self._index)
+        exact = self.exact(identifier) if category is None else None
+        if exact is not None:
+            return Recall(self._store.read(exact)[0], 1.0, "exact")
+        suggestions = self.suggest(key, category=category)
+        if not suggestions:
+            raise self.not_found(identifier, suggestions)
+        best = suggestions[0]
+        lead = best.score - (suggestions[1].score if len(suggestions) > 1 else 0.0)
+        if best.score == 1.0 and lead > 0:
+            return Recall(self._store.read(best.path)[0], 1.0, "exact")
+        good = best.score >= similar.TYPO or (
+            best.kind == "content" and best.score >= similar.CONTENT
+        )
+        if good and lead >= similar.CLEAR_LEAD:
+            return Recall(self._store.read(best.path)[0], best.score, best.kind)
+        raise self.not_found(identifier, suggestions)
+
+    def suggest(
+        self, identifier: str, limit: int = SUGGESTIONS, category: str | None = None
+    ) -> list[Suggestion]:
+        """Memories whose title, file name or alias is close to `identifier` (or whose text
+        mentions it, at a lower score), best first."""
+        where = Filter(category=category, archived=None)
+        scored = dict(similar.closest(identifier, self._index.names(where), limit))
+        kinds = dict.fromkeys(scored, "name")
+        content = self._index.search(identifier, limit, 0, where).results
+        for rank, hit in enumerate(content):
+            score = round(similar.CONTENT - 0.05 * rank, 2)
+            if score > scored.get(hit.path, 0.0):
+                scored[hit.path], kinds[hit.path] = score, "content"
+        ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        suggestions = []
+        for path, score in ranked:
+            note = self._index.note(path)
+            if note is not None:
+                suggestions.append(Suggestion(note.id, note.title, path, score, kinds[path]))
+        return suggestions
+
+    def not_found(self, identifier: str, suggestions: list[Suggestion]) -> NotFound:
+        hint = (
+            "; did you mean "
+            + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions[:3])
+            + "?"
+            if suggestions
+            else "; search for it with search_mem or `memvault search`"
+        )
+        return NotFound(
+            f"no memory {identifier!r}{hint}",
+            [(s.path, s.title, s.score) for s in suggestions],
+        )
+
+    def _unindexed_file(self, identifier: str) -> str | None:
+        """A file the index has not seen yet, named by its relative path."""
+        path = identifier.strip()
+        if not path.lower().endswith(".md"):
+            path += ".md"
+        try:
+            if self._store.absolute(path).is_file():
+                text = self._store.read_text(path)
+                self._index.upsert(path, text, self._store.info(path))
+                return path
+        except (Invalid, NotFound):
+            return None
+        return None
+
+
+def _split_category(identifier: str, index: Index) -> tuple[str | None, str]:
+    """`category:key` -> (category, key) when the category exists; else (None, identifier)."""
+    head, sep, tail = identifier.partition(":")
+    if (
+        sep
+        and tail.strip()
+        and head.strip()
+        and index.list_notes(Filter(category=head.strip(), archived=None), limit=1)[1]
+    ):
+        return head.strip(), tail.strip()
+    return None, identifier

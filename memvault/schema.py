@@ -1,0 +1,200 @@
+"""The index's SQLite schema: derived tables rebuilt from the files, and kept state migrated.
+
+Two kinds of tables live in one file. The derived ones (notes, aliases, tags, links and the FTS
+table) are made again from the vault at any time, so a change to them bumps SCHEMA_VERSION and
+an older index is simply rebuilt. The kept state (`usage`) exists nowhere else, so it is never
+dropped: it changes by numbered migrations, applied in order and recorded in `migrations`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
+SCHEMA_VERSION = 8
+
+TABLES = """
+CREATE TABLE notes (
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,             -- vault-relative, '/'-separated; unique (notes_path)
+    path_key TEXT NOT NULL,         -- lower-case path without .md: target of [[folder/note]]
+    stem_key TEXT NOT NULL,         -- lower-case file name without .md: target of [[note]]
+    title_key TEXT NOT NULL,
+    folder TEXT NOT NULL,           -- the category; '' at the vault root
+    id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags TEXT NOT NULL,             -- JSON list: frontmatter tags, then inline #tags
+    created_at TEXT,
+    updated_at TEXT,
+    last_reviewed TEXT,
+    scope TEXT,                     -- project, account or fleet; NULL for a global memory
+    expires_at TEXT,                -- after this the memory moves to archive/
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    problem TEXT                    -- why memvault will not rewrite the file (broken YAML)
+);
+CREATE TABLE aliases (
+    note INTEGER NOT NULL REFERENCES notes ON DELETE CASCADE,
+    alias TEXT NOT NULL,
+    alias_key TEXT NOT NULL
+);
+CREATE TABLE tags (
+    note INTEGER NOT NULL REFERENCES notes ON DELETE CASCADE,
+    tag TEXT NOT NULL COLLATE NOCASE
+);
+CREATE TABLE links (
+    source INTEGER NOT NULL REFERENCES notes ON DELETE CASCADE,
+    folder TEXT NOT NULL,           -- the source's folder, to prefer the nearest target
+    raw TEXT NOT NULL,              -- the target as written
+    key TEXT NOT NULL,              -- lower-case lookup key, without .md
+    name TEXT NOT NULL,             -- last path segment of key
+    alt TEXT,                       -- markdown links: the target read from the vault root
+    has_path INTEGER NOT NULL,
+    attachment INTEGER NOT NULL,
+    related INTEGER NOT NULL,       -- listed under ## Related (written by link_mem)
+    target INTEGER REFERENCES notes ON DELETE SET NULL  -- resolved note, NULL while dangling
+);
+CREATE VIRTUAL TABLE notes_fts USING fts5(
+    title, aliases, tags, body, facets, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+-- FTS5 writes what a transaction indexed as a new segment each time its pending terms pass
+-- `hashsize` (1 MB by default), and merges segments as they pile up: a rebuild with a larger
+-- hashsize writes a few big segments instead of hundreds of small ones, and merges far less.
+INSERT INTO notes_fts (notes_fts, rank) VALUES ('hashsize', 33554432);
+"""
+
+# A rebuild fills the tables first and sorts each index once at the end, which is several
+# times faster than keeping every index up to date row by row. The notes and aliases indexes
+# serve link resolution; the links indexes come after it, so resolving updates no index.
+NOTE_INDEXES = """
+CREATE UNIQUE INDEX notes_path ON notes(path);
+CREATE INDEX notes_id ON notes(id);
+CREATE INDEX notes_stem ON notes(stem_key, folder, path);
+CREATE INDEX notes_path_key ON notes(path_key, folder, path);
+CREATE INDEX notes_title ON notes(title_key, folder, path);
+CREATE INDEX notes_updated ON notes(updated_at);
+CREATE INDEX notes_scope ON notes(scope);
+CREATE INDEX notes_folder ON notes(folder);
+CREATE INDEX notes_expires ON notes(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX aliases_key ON aliases(alias_key);
+CREATE INDEX aliases_note ON aliases(note);
+CREATE INDEX tags_tag ON tags(tag, note);
+CREATE INDEX tags_note ON tags(note);
+"""
+LINK_INDEXES = """
+CREATE INDEX links_source ON links(source);
+CREATE INDEX links_target ON links(target);
+CREATE INDEX links_key ON links(key);
+CREATE INDEX links_name ON links(name);
+CREATE INDEX links_alt ON links(alt);
+"""
+
+DERIVED_TABLES = ("notes", "aliases", "tags", "links", "notes_fts")
+
+# Kept state, changed only by appending a migration: number n is KEPT_MIGRATIONS[n - 1].
+# Migration 1 uses IF NOT EXISTS because indexes made before migrations were numbered
+# already hold the table.
+KEPT_MIGRATIONS = (
+    """CREATE TABLE IF NOT EXISTS usage (
+        id TEXT PRIMARY KEY,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        last_access TEXT
+    )""",
+)
+_MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY)"
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout
+    so several memvault processes can share the file."""
+    db = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA busy_timeout = 30000")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    return db
+
+
+def open_index(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """The index at `path`, ready to use, and whether its derived tables are empty and need a
+    rebuild (new file, another schema version, or a damaged one, which is replaced)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db: sqlite3.Connection | None = None
+    try:
+        db = connect(path)
+        fresh = _prepare(db)
+    except sqlite3.DatabaseError as exc:
+        log.warning("index %s is unreadable (%s); rebuilding it", path, exc)
+        if db is not None:
+            db.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        db = connect(path)
+        fresh = _prepare(db)
+    db.execute("PRAGMA foreign_keys = ON")
+    return db, fresh
+
+
+def _prepare(db: sqlite3.Connection) -> bool:
+    """Bring the schema up to date; True when the derived tables were (re)created empty."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    fresh = version != SCHEMA_VERSION or not _complete(db)
+    if fresh:
+        if version:
+            log.warning(
+                "index schema %s is not %s or incomplete; rebuilding it", version, SCHEMA_VERSION
+            )
+        drops = "".join(f"DROP TABLE IF EXISTS {t};" for t in DERIVED_TABLES)
+        db.executescript(
+            f"BEGIN IMMEDIATE; {drops} {TABLES} {NOTE_INDEXES} {LINK_INDEXES}"
+            f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        )
+    _migrate(db)
+    return fresh
+
+
+def _complete(db: sqlite3.Connection) -> bool:
+    """Whether every derived table and index exists and the FTS table answers."""
+    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    if not names.issuperset(DERIVED_TABLES) or not names.issuperset(_index_names()):
+        return False
+    db.execute("SELECT rowid FROM notes_fts LIMIT 1").fetchone()
+    return True
+
+
+def _index_names() -> set[str]:
+    return set(re.findall(r"CREATE (?:UNIQUE )?INDEX (\w+)", NOTE_INDEXES + LINK_INDEXES))
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Apply the kept-state migrations this index has not had yet, each in its transaction."""
+    db.execute(_MIGRATIONS_TABLE)
+    done = {row[0] for row in db.execute("SELECT number FROM migrations")}
+    for number, statement in enumerate(KEPT_MIGRATIONS, start=1):
+        if number in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not db.execute("SELECT 1 FROM migrations WHERE number = ?", (number,)).fetchone():
+                db.execute(statement)
+                db.execute("INSERT INTO migrations (number) VALUES (?)", (number,))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+
+def run_script(db: sqlite3.Connection, statements: str) -> None:
+    """Run SQL statements inside the caller's transaction (executescript would commit it)."""
+    pending = ""
+    for line in statements.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            db.execute(pending)
+            pending = ""
