@@ -7,6 +7,7 @@ the files; `schema.py` holds their tables); `usage` is kept state. Links are res
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 from . import clock, resolution
 from .document import parse_document
 from .markdown import Link
-from .model import ARCHIVE, Memory, memory_from
+from .model import Memory, memory_from
 from .records import (
     FileInfo,
     Filter,
@@ -31,8 +32,17 @@ from .records import (
 )
 from .rows import NoteRows, content_hash, link_key, note_rows
 from .schema import DERIVED_TABLES, LINK_INDEXES, NOTE_INDEXES, TABLES, open_index, run_script
-from .search import display_text
-from .search_sql import CLOSE, OPEN, Statement, count_sql, matches_sql, search_plan, search_sql
+from .search_sql import (
+    ARCHIVED,
+    SORTS,
+    Statement,
+    count_sql,
+    filter_sql,
+    matches_sql,
+    search_plan,
+    search_sql,
+    snippet_text,
+)
 
 FileState = tuple[int, int, str]
 
@@ -214,9 +224,6 @@ class Index:
         """The highest rowid: about the number of notes, read in one seek (a count scans)."""
         return int(self._query("SELECT max(rowid) FROM notes")[0][0] or 0)
 
-    def note_count(self) -> int:
-        return int(self._query("SELECT count(*) FROM notes")[0][0])
-
     def file_state(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
         with self._guard:
@@ -268,7 +275,7 @@ class Index:
 
     def names(self, where: Filter = Filter(archived=None)) -> list[tuple[str, str]]:
         """(path, name) for every title, file name and alias, for fuzzy recall."""
-        sql_where, params = _filters(where)
+        sql_where, params = filter_sql(where, clock.now_iso())
         rows = self._query(
             f"SELECT path, title FROM notes n WHERE 1 {sql_where}"
             f" UNION ALL SELECT path, stem_key FROM notes n WHERE 1 {sql_where}"
@@ -335,7 +342,8 @@ class Index:
 
     def _ranked(self, statement: Statement) -> list[_Match]:
         return [
-            _Match(int(r[0]), float(r[1]), _snippet(r[2], r[3])) for r in self._query(*statement)
+            _Match(int(r[0]), float(r[1]), snippet_text(r[2], r[3]))
+            for r in self._query(*statement)
         ]
 
     def _hits(self, page: list[_Match]) -> list[SearchHit]:
@@ -374,7 +382,7 @@ class Index:
         order = SORTS.get(sort)
         if order is None:
             raise ValueError(f"unknown sort {sort!r}")
-        sql_where, params = _filters(where)
+        sql_where, params = filter_sql(where, clock.now_iso())
         rows = self._query(
             f"SELECT {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
             f" WHERE 1 {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
@@ -417,7 +425,7 @@ class Index:
         """Paths of memories past their `expires_at` that are not archived yet."""
         rows = self._query(
             "SELECT path FROM notes WHERE expires_at IS NOT NULL AND expires_at <= ?"
-            f" AND NOT {_ARCHIVED} ORDER BY path",
+            f" AND NOT {ARCHIVED} ORDER BY path",
             (now,),
         )
         return [r[0] for r in rows]
@@ -491,77 +499,20 @@ class Index:
 
 
 _NOTE_COLUMNS = (
-    "n.id, n.title, n.path, n.folder, n.tags, n.created_at, n.updated_at, n.last_reviewed,"
-    " n.scope, n.expires_at, coalesce(u.access_count, 0) AS access_count, u.last_access,"
-    " n.problem"
+    "n.id, n.title, n.path, n.folder AS category, n.tags, n.created_at, n.updated_at,"
+    " n.last_reviewed, n.scope, n.expires_at, coalesce(u.access_count, 0) AS access_count,"
+    " u.last_access, n.problem"
 )
-_ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
-SORTS = {
-    "updated": "n.updated_at DESC, n.path",
-    "created": "n.created_at DESC, n.path",
-    "title": "n.title_key, n.path",
-    "usage": "access_count DESC, u.last_access DESC, n.path",
-    "reviewed": "coalesce(n.last_reviewed, n.created_at, n.updated_at), n.path",
-}
+
+
+_ROW_FIELDS = [f.name for f in dataclasses.fields(NoteRow) if f.name != "age"]
 
 
 def _note_row(row: sqlite3.Row) -> NoteRow:
-    return NoteRow(
-        id=row["id"],
-        title=row["title"],
-        path=row["path"],
-        category=row["folder"] or None,
-        tags=json.loads(row["tags"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        last_reviewed=row["last_reviewed"],
-        scope=row["scope"],
-        expires_at=row["expires_at"],
-        access_count=int(row["access_count"]),
-        last_access=row["last_access"],
-        age=clock.age(row["updated_at"]),
-        problem=row["problem"],
-    )
-
-
-def _filters(filter: Filter) -> tuple[str, list[object]]:
-    """SQL conditions (each starting with AND) and their parameters for a Filter."""
-    archived = _ARCHIVED.replace("folder", "n.folder")
-    params: list[object] = []
-    if filter.archived is None:
-        where = ""
-    elif filter.archived:
-        where = f" AND {archived}"
-    else:
-        where = f" AND NOT {archived} AND (n.expires_at IS NULL OR n.expires_at > ?)"
-        params.append(clock.now_iso())
-    if filter.scope:
-        where += " AND (n.scope = ? COLLATE NOCASE" + (
-            ")" if filter.only_scope else " OR n.scope IS NULL)"
-        )
-        params.append(filter.scope)
-    category = filter.category
-    tags = filter.tags
-    if category:
-        folder = category.strip("/").lower()
-        where += " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
-        params += [folder, len(folder) + 1, folder + "/"]
-    for tag in tags or []:
-        tag = tag.strip().lstrip("#")
-        where += (
-            " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"
-            " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
-        )
-        params += [tag, len(tag) + 1, tag + "/"]
-    return where, params
-
-
-def _snippet(body: str | None, title: str | None) -> str:
-    """The body's snippet, or the title's when only the title has the query's words."""
-    chosen = body or ""
-    if OPEN not in chosen and OPEN in (title or ""):
-        chosen = title or ""
-    return display_text(chosen.replace(OPEN, "**").replace(CLOSE, "**"))
+    """A row with _NOTE_COLUMNS as a record: those columns are NoteRow's fields but `age`."""
+    fields = {name: row[name] for name in _ROW_FIELDS}
+    fields.update(category=fields["category"] or None, tags=json.loads(fields["tags"]))
+    return NoteRow(**fields, age=clock.age(fields["updated_at"]))
 
 
 def _delete(db: sqlite3.Connection, rowid: int) -> None:

@@ -1,4 +1,4 @@
-"""The SQL of a search: what a query and a filter become in SQLite, as (sql, parameters).
+"""The SQL of searches and listings: what a query and a filter become, as (sql, parameters).
 
 Pure functions, so a test can print the SQL of a search and pin it (as sqlite-utils'
 `search_sql()` does); `Index.search` runs them. The query's words come from `search.py`, the
@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .facets import filter_terms
+from .model import ARCHIVE
 from .records import Filter
-from .search import parse_query
+from .search import display_text, parse_query
 
 # bm25 weights for (title, aliases, tags, body, facets): a title match outranks a body match;
 # facets (filters, see facets.py) never count.
@@ -23,6 +24,17 @@ _WEIGHTS = ", ".join(str(w) for w in WEIGHTS)
 OPEN, CLOSE = "\x02", "\x03"
 
 Statement = tuple[str, list[object]]
+
+# A folder in the archive, as SQL on `folder`.
+ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
+# The orders a listing can take, as SQL on notes `n` and usage `u`.
+SORTS = {
+    "updated": "n.updated_at DESC, n.path",
+    "created": "n.created_at DESC, n.path",
+    "title": "n.title_key, n.path",
+    "usage": "access_count DESC, u.last_access DESC, n.path",
+    "reviewed": "coalesce(n.last_reviewed, n.created_at, n.updated_at), n.path",
+}
 
 
 @dataclass(frozen=True)
@@ -94,3 +106,44 @@ def _filtered(expression: str, required: list[str], excluded: str | None) -> str
     for term in required:
         combined = f"({combined}) AND ({term})"
     return f"({combined}) NOT ({excluded})" if excluded else combined
+
+
+def filter_sql(filter: Filter, now: str) -> Statement:
+    """SQL conditions on notes `n` (each starting with AND) and their parameters for a
+    listing's Filter; `facets.filter_terms` gives a search the same rules as FTS5 terms."""
+    archived = ARCHIVED.replace("folder", "n.folder")
+    params: list[object] = []
+    if filter.archived is None:
+        where = ""
+    elif filter.archived:
+        where = f" AND {archived}"
+    else:
+        where = f" AND NOT {archived} AND (n.expires_at IS NULL OR n.expires_at > ?)"
+        params.append(now)
+    if filter.scope:
+        where += " AND (n.scope = ? COLLATE NOCASE" + (
+            ")" if filter.only_scope else " OR n.scope IS NULL)"
+        )
+        params.append(filter.scope)
+    category = filter.category
+    tags = filter.tags
+    if category:
+        folder = category.strip("/").lower()
+        where += " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
+        params += [folder, len(folder) + 1, folder + "/"]
+    for tag in tags or []:
+        tag = tag.strip().lstrip("#")
+        where += (
+            " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"
+            " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
+        )
+        params += [tag, len(tag) + 1, tag + "/"]
+    return where, params
+
+
+def snippet_text(body: str | None, title: str | None) -> str:
+    """The body's snippet, or the title's when only the title has the query's words."""
+    chosen = body or ""
+    if OPEN not in chosen and OPEN in (title or ""):
+        chosen = title or ""
+    return display_text(chosen.replace(OPEN, "**").replace(CLOSE, "**"))

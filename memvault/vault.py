@@ -21,7 +21,7 @@ from .config import Settings
 from .document import Document
 from .errors import Conflict, Duplicate, Invalid
 from .expiry import archive_folder, expiry_from
-from .index import SORTS, Index
+from .index import Index
 from .indexer import Changes, Progress
 from .journal import Journal
 from .links import LinkService
@@ -54,6 +54,7 @@ from .records import (
     SyncSummary,
     Usage,
 )
+from .search_sql import SORTS
 from .store import VaultStore
 from .writer import Writer
 
