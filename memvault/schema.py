@@ -144,28 +144,28 @@ def open_index(path: Path) -> tuple[sqlite3.Connection, bool]:
 def _prepare(db: sqlite3.Connection) -> bool:
     """Bring the schema up to date; True when the derived tables were (re)created empty."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    fresh = version != SCHEMA_VERSION or not _complete(db)
-    if fresh:
-        if version:
-            log.warning(
-                "index schema %s is not %s or incomplete; rebuilding it", version, SCHEMA_VERSION
-            )
-        drops = "".join(f"DROP TABLE IF EXISTS {t};" for t in DERIVED_TABLES)
-        db.executescript(
-            f"BEGIN IMMEDIATE; {drops} {TABLES} {NOTE_INDEXES} {LINK_INDEXES}"
-            f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-        )
-    _migrate(db)
-    return fresh
-
-
-def _complete(db: sqlite3.Connection) -> bool:
-    """Whether every derived table and index exists and the FTS table answers."""
-    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    if not names.issuperset(DERIVED_TABLES) or not names.issuperset(_index_names()):
+    missing = _missing(db) if version == SCHEMA_VERSION else []
+    if version == SCHEMA_VERSION and not missing:
+        db.execute("SELECT rowid FROM notes_fts LIMIT 1").fetchone()
+        _migrate(db)
         return False
-    db.execute("SELECT rowid FROM notes_fts LIMIT 1").fetchone()
+    if missing:
+        log.warning("the index lacks %s; rebuilding it", ", ".join(missing))
+    elif version:
+        log.warning("index schema %s is not %s; rebuilding it", version, SCHEMA_VERSION)
+    drops = "".join(f"DROP TABLE IF EXISTS {t};" for t in DERIVED_TABLES)
+    db.executescript(
+        f"BEGIN IMMEDIATE; {drops} {TABLES} {NOTE_INDEXES} {LINK_INDEXES}"
+        f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+    )
+    _migrate(db)
     return True
+
+
+def _missing(db: sqlite3.Connection) -> list[str]:
+    """The derived tables and indexes this index lacks (a hand-made change, a bad tool)."""
+    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    return sorted(set(DERIVED_TABLES).union(_index_names()).difference(names))
 
 
 def _index_names() -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -136,10 +137,7 @@ def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
     write_file(vault_dir, "hand.md", "See [[old-name|this]] and [[Old name]].\n")
     vault.sync()
 
-    def crash(self: object, entry: object) -> None:
-        raise KeyboardInterrupt("killed mid-rename")
-
-    monkeypatch.setattr("memvault.links.LinkService._retarget", crash)
+    monkeypatch.setattr("memvault.links.LinkService._retarget", crash_mid_rename)
     with pytest.raises(KeyboardInterrupt):
         vault.update("old-name", title="New name")
     monkeypatch.undo()
@@ -153,3 +151,30 @@ def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
     assert reopened.check().broken_links == []
     assert not list((vault_dir / ".memvault" / "journal").iterdir())
     reopened.close()
+
+
+def test_the_next_write_finishes_a_rename_a_crash_cut_short_first(
+    vault: VaultService,
+    vault_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    vault.create("Old name", "x")
+    write_file(vault_dir, "hand.md", "See [[old-name]].\n")
+    vault.sync()
+    monkeypatch.setattr("memvault.links.LinkService._retarget", crash_mid_rename)
+    with pytest.raises(KeyboardInterrupt):
+        vault.update("old-name", title="New name")
+    monkeypatch.undo()
+    assert (vault_dir / "new-name.md").exists()
+    assert (vault_dir / "hand.md").read_text() == "See [[old-name]].\n"
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        vault.create("Unrelated", "a write of anything")
+    assert (vault_dir / "hand.md").read_text() == "See [[new-name]].\n"
+    assert [r.message for r in caplog.records] == [
+        "finished renaming old-name.md to new-name.md (interrupted earlier)"
+    ]
+
+
+def crash_mid_rename(self: object, entry: object) -> None:
+    raise KeyboardInterrupt("killed mid-rename")

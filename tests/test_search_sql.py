@@ -1,0 +1,95 @@
+"""The SQL a search becomes, pinned by examples: what a query and a filter turn into."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.records import Filter
+from memvault.search_sql import filter_sql, search_plan, search_sql
+
+EVERY = Filter(archived=None)
+NOT_ARCHIVED = 'NOT (facets : "\ue0006929655039044768773")'
+DECISION = 'facets : "\ue0001559538794693009546"'
+
+
+@pytest.mark.parametrize(
+    ("query", "where", "strict", "loose"),
+    [
+        (
+            "payment retries",
+            EVERY,
+            '((("payment") AND ("retries")))',
+            '(("payment" OR "retries"))',
+        ),
+        (
+            "What did we decide about payment retries?",
+            EVERY,
+            '((("decide") AND ("payment") AND ("retries")))',
+            '(("decide" OR "payment" OR "retries"))',
+        ),
+        (
+            '"exact phrase" -draft',
+            EVERY,
+            '((("exact phrase")) NOT "draft")',
+            '(("exact phrase") NOT "draft")',
+        ),
+        (
+            "支付重试策略",
+            EVERY,
+            '((("支 付") AND ("付 重") AND ("重 试") AND ("试 策") AND ("策 略")))',
+            '(("支 付" OR "付 重" OR "重 试" OR "试 策" OR "策 略"))',
+        ),
+        (
+            "retry*",
+            Filter(category="decision", archived=None),
+            f'(((("retry"*)))) AND ({DECISION})',
+            f'((("retry"*))) AND ({DECISION})',
+        ),
+        (
+            "deploy",
+            Filter(),
+            f'(((("deploy")))) {NOT_ARCHIVED}',
+            f'((("deploy"))) {NOT_ARCHIVED}',
+        ),
+    ],
+)
+def test_a_query_and_a_filter_become_fts5_expressions(
+    query: str, where: Filter, strict: str, loose: str
+) -> None:
+    plan = search_plan(query, where)
+    assert plan is not None
+    assert (plan.strict, plan.loose, plan.live) == (strict, loose, where.archived is False)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "-draft", "*", '""'])
+def test_nothing_to_search_for_is_no_plan(query: str) -> None:
+    assert search_plan(query, Filter()) is None
+
+
+def test_the_ranking_sql_puts_notes_with_every_word_first_and_skips_expired_ones() -> None:
+    sql, params = search_sql('"x"', live=True, limit=10, now="2026-01-01T00:00:00Z", first=[3, 4])
+    assert sql == (
+        "SELECT rowid, bm25(notes_fts, 10.0, 6.0, 4.0, 1.0, 0.0) AS rank,"
+        " snippet(notes_fts, 3, '\x02', '\x03', '…', 16),"
+        " snippet(notes_fts, 0, '\x02', '\x03', '…', 16) FROM notes_fts"
+        " WHERE notes_fts MATCH ? AND rowid NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?)"
+        " ORDER BY rowid IN (SELECT value FROM json_each(?)) DESC, rank LIMIT ?"
+    )
+    assert params == ['"x"', "2026-01-01T00:00:00Z", "[3, 4]", 10]
+    plain_sql, plain_params = search_sql('"x"', live=False, limit=5, now="unused")
+    assert plain_sql.endswith("WHERE notes_fts MATCH ? ORDER BY rank LIMIT ?")
+    assert plain_params == ['"x"', 5]
+
+
+def test_a_listing_filter_is_sql_on_notes() -> None:
+    where, params = filter_sql(Filter(category="Work", tags=("#ops",), scope="shop"), "NOW")
+    assert where == (
+        " AND NOT (n.folder = 'archive' OR substr(n.folder, 1, 8) = 'archive/')"
+        " AND (n.expires_at IS NULL OR n.expires_at > ?)"
+        " AND (n.scope = ? COLLATE NOCASE OR n.scope IS NULL)"
+        " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
+        " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"
+        " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
+    )
+    assert params == ["NOW", "shop", "work", 5, "work/", "ops", 4, "ops/"]
+    assert filter_sql(Filter(archived=None), "NOW") == ("", [])

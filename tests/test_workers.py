@@ -1,0 +1,69 @@
+"""Worker processes: forked where that is safe, spawned elsewhere (macOS, Windows), with the
+same results. These tests force the spawn method, so the portable path runs on every machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memvault import workers
+from memvault.config import Settings
+from memvault.records import Filter
+from memvault.vault import VaultService
+
+from .conftest import write_file
+from .mcp_helpers import stdio_session, structured
+
+NOTES = 2100  # above the indexer's PARALLEL_FROM, so a rebuild uses worker processes
+
+
+def fill(vault_dir: Path) -> None:
+    for i in range(NOTES):
+        write_file(
+            vault_dir,
+            f"f{i % 7}/note-{i}.md",
+            f"# Note {i}\n[[note-{(i + 1) % NOTES}]] #t{i % 3}\n",
+        )
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_rebuild_gives_the_same_index_with_either_start_method(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch, method: str
+) -> None:
+    fill(vault_dir)
+    monkeypatch.setenv(workers.START_METHOD_ENV, method)
+    assert workers.start_method() == method
+    vault = VaultService.open(Settings(vault=vault_dir), fill=False)
+    summary = vault.rebuild()
+    assert (summary.notes, summary.links, summary.unresolved_links) == (NOTES, NOTES, 0)
+    assert vault.list_memories(Filter(tags=("t1",)))[1] == 700
+    assert vault.search("Note 1234").results[0].path == "f2/note-1234.md"
+    vault.close()
+
+
+def test_an_unknown_start_method_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(workers.START_METHOD_ENV, "teleport")
+    with pytest.raises(ValueError, match="MEMVAULT_START_METHOD='teleport' is not a start method"):
+        workers.start_method()
+
+
+@pytest.mark.anyio
+async def test_the_server_starts_with_spawned_workers_and_sees_edits_made_while_down(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(vault_dir)
+    VaultService.open(Settings(vault=vault_dir)).close()
+    write_file(vault_dir, "f1/written-while-down.md", "# Written while down\nplatypus\n")
+    (vault_dir / "f2" / "note-2.md").unlink()
+    monkeypatch.setenv(workers.START_METHOD_ENV, "spawn")
+    async with stdio_session(vault_dir) as session:
+        found = structured(await session.call_tool("search_mem", {"query": "platypus"}))
+        listed = structured(await session.call_tool("list_mem", {"limit": 1}))
+    assert [hit["path"] for hit in found["results"]] == ["f1/written-while-down.md"]
+    assert listed["total"] == NOTES
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
