@@ -26,6 +26,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check memvault tests benchmarks
 	$(BIN)/ruff format --check memvault tests benchmarks
 	$(BIN)/mypy memvault
+	$(BIN)/lint-imports --no-cache
 
 test: $(STAMP)
 	$(MAKE) lint

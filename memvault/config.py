@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .model import Limits
-from .store import STATE_DIR
 
 DEFAULT_VAULT = Path("memories")
+# memvault's own folder inside the vault (index, lock, journal); a dot-folder Obsidian ignores.
+STATE_DIR = ".memvault"
 INDEX_FILE = "index.sqlite3"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
 
+from .config import STATE_DIR
 from .document import Document, parse_document, render_document
 from .errors import Conflict, Invalid, NotFound, Unreadable
 from .model import Memory, memory_from
@@ -20,7 +21,6 @@ from .records import FileInfo, Skipped
 
 log = logging.getLogger(__name__)
 
-STATE_DIR = ".memvault"
 LOCK_TIMEOUT = 30.0
 # How often a writer waiting for the vault lock tries again. filelock's default (50 ms) is ten
 # times a whole write here, so waiting writers slept while the lock was free: 4 servers writing

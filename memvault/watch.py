@@ -17,7 +17,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from .store import STATE_DIR
+from .config import STATE_DIR
 from .vault import VaultService
 
 log = logging.getLogger(__name__)
