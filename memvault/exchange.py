@@ -8,11 +8,14 @@ from dataclasses import asdict
 from typing import Any
 
 from .errors import Invalid, MemvaultError
-from .records import Filter, ImportReport, Usage
+from .model import Memory
+from .output import LinkEnd, MemoryOut, distinct_targets
+from .records import Filter, ImportReport, Recall, Usage
 from .vault import VaultService
-from .views import memory_view
 
 FORMAT = "memvault-export/1"
+# read_mem's fields that say how a read went, not what the memory is: not exported.
+_READ_ONLY = {"age", "reviewed", "confidence", "matched_by"}
 
 
 def export_records(vault: VaultService, where: Filter | None = None) -> Iterator[dict[str, Any]]:
@@ -28,10 +31,24 @@ def export_records(vault: VaultService, where: Filter | None = None) -> Iterator
                 memory = vault.get(row.path)
             except MemvaultError:
                 continue
-            used = usage.get(memory.id, Usage())
-            view = memory_view(memory, vault.outgoing(memory), vault.backlinks(memory))
-            yield {**view, "usage": asdict(used)}
+            yield export_record(vault, memory, usage.get(memory.id, Usage()))
         offset += len(rows)
+
+
+def export_record(vault: VaultService, memory: Memory, used: Usage) -> dict[str, Any]:
+    """One memory as "memvault-export/1" holds it: read_mem's json fields, with each link's
+    target as written (`raw`), the backlinks as sorted paths, and the usage."""
+    outgoing = vault.outgoing(memory)
+    full = MemoryOut.of(Recall(memory, 1.0, "exact"), outgoing, vault.backlinks(memory), "json")
+    return {
+        **full.model_dump(mode="json", exclude=_READ_ONLY),
+        "links": [
+            {**LinkEnd.target(row).model_dump(mode="json"), "raw": row.raw}
+            for row in distinct_targets(outgoing)
+        ],
+        "backlinks": sorted({end.path for end in full.backlinks if end.path}),
+        "usage": asdict(used),
+    }
 
 
 def dump(records: Iterable[dict[str, Any]], fmt: str) -> Iterator[str]:

@@ -48,9 +48,13 @@ def test_write_read_edit_link_list_search_rm(vault_dir: Path) -> None:
     assert run(vault_dir, "read", "Deploy gotcha")[1].startswith("---\nid: ")
 
     code, out, _ = run(vault_dir, "link", "Deploy gotcha", "Release process", "--json")
-    assert json.loads(out)["markdown"] == "[[release-process|Release process]]"
+    linked = json.loads(out)
+    assert linked["markdown"] == "[[release-process|Release process]]"
+    assert [end["path"] for end in linked["source"]["links"]] == ["release-process.md"]
     code, out, _ = run(vault_dir, "read", "release-process", "--format", "json")
-    assert json.loads(out)["backlinks"] == ["gotcha/deploy-gotcha.md"]
+    assert json.loads(out)["backlinks"] == [
+        {"id": written["id"], "title": "Deploy gotcha", "path": "gotcha/deploy-gotcha.md"}
+    ]
 
     code, out, _ = run(vault_dir, "edit", "Deploy gotcha", "--title", "Deploy order", "--json")
     assert json.loads(out)["path"] == "gotcha/deploy-order.md"

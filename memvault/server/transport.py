@@ -14,7 +14,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import MemvaultError
+from ..errors import MemvaultError
 
 log = logging.getLogger(__name__)
 

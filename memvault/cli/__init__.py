@@ -1,0 +1,157 @@
+"""The `memvault` command: a thin click face over VaultService (parse, call, format).
+
+This module holds the `main` group, its global options and what the commands share; the
+commands live in `memories`, `browse`, `upkeep` and `serve`. Their `--json` prints the model
+the matching MCP tool returns (memvault.output), so both faces give one shape.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import BaseModel
+
+from ..config import DEFAULT_VAULT, ContextSettings, Settings
+from ..errors import MemvaultError
+from ..output import as_json
+from ..records import Filter
+from ..vault import VaultService
+
+EXIT_ERROR = 1
+
+
+class Face(click.Group):
+    """Turns memvault errors into one line on stderr and a non-zero exit (no traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemvaultError as exc:
+            if ctx.meta.get("memvault.debug"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+@click.group(cls=Face, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--vault",
+    "--notestore_path",
+    "vault",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="MEMVAULT_VAULT",
+    default=DEFAULT_VAULT,
+    show_default=True,
+    help="Folder of markdown memories (env MEMVAULT_VAULT).",
+)
+@click.option(
+    "--index-path",
+    "--index_path",
+    "index_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="MEMVAULT_INDEX_PATH",
+    default=None,
+    help="SQLite index file [default: VAULT/.memvault/index.sqlite3].",
+)
+@click.option(
+    "--always",
+    envvar="MEMVAULT_ALWAYS",
+    default="gotcha",
+    show_default=True,
+    help="Categories the session briefing always surfaces, comma-separated.",
+)
+@click.option(
+    "--stale-days",
+    envvar="MEMVAULT_STALE_DAYS",
+    type=click.FloatRange(min=0, min_open=True),
+    default=90,
+    show_default=True,
+    help="Flag memories not reviewed for this many days.",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.pass_context
+def main(
+    ctx: click.Context,
+    vault: Path,
+    index_path: Path | None,
+    always: str,
+    stale_days: float,
+    debug: bool,
+) -> None:
+    """memvault: an assistant's long-term memory as a folder of markdown files."""
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    ctx.meta["memvault.debug"] = debug
+    always_categories = tuple(c.strip() for c in always.split(",") if c.strip())
+    context_settings = ContextSettings(always=always_categories, stale_days=stale_days)
+    ctx.obj = Settings(vault=vault, index_path=index_path, context=context_settings)
+
+
+def settings_of(ctx: click.Context) -> Settings:
+    """The settings `main` made from the global options."""
+    return ctx.find_object(Settings) or Settings()
+
+
+@contextmanager
+def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
+    """The vault the global options name, open for one command."""
+    vault = VaultService.open(settings_of(ctx), fill)
+    try:
+        yield vault
+    finally:
+        vault.close()
+
+
+def emit(model: BaseModel) -> None:
+    """Print a result as --json gives it: the JSON of the matching MCP tool's model."""
+    click.echo(as_json(model))
+
+
+def read_content(content: str | None) -> str | None:
+    """CONTENT as given, or standard input for `-`."""
+    return sys.stdin.read() if content == "-" else content
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+
+
+def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--category, --tag, --scope, --only-scope, --archived: which memories a command covers."""
+    for option in reversed(
+        (
+            click.option("--category", default=None, help="Only this category (and below it)."),
+            tag_option,
+            click.option("--scope", default=None, help="This scope's memories plus global ones."),
+            click.option("--only-scope", is_flag=True, help="With --scope: leave out global ones."),
+            click.option("--archived", is_flag=True, help="The archive instead of live memories."),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def make_filter(
+    category: str | None,
+    tags: tuple[str, ...],
+    scope: str | None,
+    only_scope: bool,
+    archived: bool | None,
+) -> Filter:
+    """The Filter that `filter_options` describe."""
+    return Filter(category, tags, scope, only_scope, archived)
+
+
+# The commands register themselves on `main` when their modules are imported.
+from . import browse, memories, serve, upkeep  # noqa: E402
+
+__all__ = ["browse", "main", "memories", "serve", "upkeep"]

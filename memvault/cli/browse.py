@@ -1,0 +1,101 @@
+"""Commands that look at many memories: search, list, context, stats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..briefing import build_briefing
+from ..output import (
+    ContextOut,
+    ListOut,
+    SearchOut,
+    StatsOut,
+    hit_line,
+    list_heading,
+    note_line,
+    search_heading,
+)
+from . import emit, filter_options, json_option, main, make_filter, service, settings_of
+
+
+@main.command()
+@click.argument("query")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--offset", default=0, type=click.IntRange(0))
+@filter_options
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context, /, query: str, limit: int, offset: int, as_json: bool, **filters: Any
+) -> None:
+    """Full-text search: plain questions, "exact phrases", prefix*, -excluded, OR."""
+    with service(ctx) as vault:
+        page = vault.search(query, limit, offset, make_filter(**filters))
+    if as_json:
+        emit(SearchOut.of(page))
+        return
+    for hit in page.results:
+        click.echo(hit_line(hit))
+    click.echo(search_heading(page, query), err=True)
+
+
+@main.command(name="list")
+@filter_options
+@click.option(
+    "--sort", type=click.Choice(["updated", "created", "title", "usage"]), default="updated"
+)
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
+@click.option("--offset", default=0, type=click.IntRange(0))
+@json_option
+@click.pass_context
+def list_(
+    ctx: click.Context, /, sort: str, limit: int, offset: int, as_json: bool, **filters: Any
+) -> None:
+    """List memories, newest first by default (--sort usage: most used first)."""
+    with service(ctx) as vault:
+        rows, total = vault.list_memories(make_filter(**filters), sort, limit, offset)
+    if as_json:
+        emit(ListOut.of(rows, total))
+        return
+    for row in rows:
+        click.echo(note_line(row))
+    click.echo(list_heading(len(rows), total, offset), err=True)
+
+
+@main.command()
+@click.option("--scope", default=None)
+@click.option("--max-tokens", default=2000, show_default=True, type=click.IntRange(100))
+@json_option
+@click.pass_context
+def context(ctx: click.Context, scope: str | None, max_tokens: int, as_json: bool) -> None:
+    """The session briefing an assistant gets from get_context."""
+    with service(ctx) as vault:
+        briefing = build_briefing(vault, scope, max_tokens, settings_of(ctx).context)
+    if as_json:
+        emit(ContextOut.of(briefing))
+    else:
+        click.echo(briefing.text, nl=False)
+        click.echo(f"(about {briefing.tokens} tokens)", err=True)
+
+
+@main.command()
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts by category, scope and tag, never-used memories, vault size."""
+    with service(ctx) as vault:
+        out = StatsOut.of(vault.stats())
+    if as_json:
+        emit(out)
+        return
+    click.echo(f"{out.memories} memories, {out.bytes:,} bytes")
+    for name, counts in (
+        ("by category", out.by_category),
+        ("by scope", out.by_scope),
+        ("by tag", out.by_tag),
+    ):
+        click.echo(f"{name}: {', '.join(f'{key} {n}' for key, n in counts.items()) or '-'}")
+    never = out.never_used
+    click.echo(f"never used: {len(never)}" + (f" ({', '.join(never[:10])}...)" if never else ""))

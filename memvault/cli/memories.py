@@ -1,0 +1,227 @@
+"""Commands on memories: write, read, edit, rm, verify, link, unlink, session-notes."""
+
+from __future__ import annotations
+
+import click
+
+from ..markdown import BodyEdit
+from ..output import (
+    Edited,
+    LinkOut,
+    MemoryOut,
+    ReadFormat,
+    Removed,
+    SessionOut,
+    Verified,
+    Written,
+    plain_text,
+)
+from ..session_notes import save_session_notes
+from . import emit, json_option, main, read_content, service, tag_option
+
+
+@main.command()
+@click.option("--title", required=True)
+@click.option("--category", default=None)
+@tag_option
+@click.option("--scope", default=None, help="Project, account or fleet (omit: global).")
+@click.option("--expires-at", default=None, help="ISO date after which it is archived.")
+@click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--allow-duplicate", is_flag=True, help="Keep it even if it repeats another.")
+@click.argument("content", required=False, default="-")
+@json_option
+@click.pass_context
+def write(
+    ctx: click.Context,
+    title: str,
+    category: str | None,
+    tags: tuple[str, ...],
+    scope: str | None,
+    expires_at: str | None,
+    ttl_days: float | None,
+    allow_duplicate: bool,
+    content: str,
+    as_json: bool,
+) -> None:
+    """Write a new memory; CONTENT or `-` (the default) for standard input."""
+    body = read_content(content) or ""
+    with service(ctx) as vault:
+        memory = vault.create(
+            title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate
+        )
+    if as_json:
+        emit(Written.of(memory))
+    else:
+        click.echo(f"{memory.id}  {memory.path}")
+
+
+@main.command()
+@click.argument("identifier")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "plain", "json"]),
+    default="markdown",
+    show_default=True,
+)
+@click.pass_context
+def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
+    """Print a memory named by id, path, slug, title or alias (or, when none matches exactly,
+    the one it clearly means: a note on stderr gives the confidence)."""
+    with service(ctx) as vault:
+        found = vault.recall(identifier)
+        memory = found.memory
+        if found.confidence < 1.0:
+            click.echo(
+                f"note: no memory is named {identifier!r}; showing the closest, {memory.title!r} "
+                f"({found.matched_by} match, confidence {found.confidence:.2f})",
+                err=True,
+            )
+        if fmt == "json":
+            emit(MemoryOut.of(found, vault.outgoing(memory), vault.backlinks(memory), fmt))
+        elif fmt == "plain":
+            click.echo(plain_text(memory), nl=False)
+        else:
+            click.echo(vault.file_text(memory.path), nl=False)
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--title", default=None)
+@click.option("--content", default=None, help="New body, or - for standard input.")
+@click.option("--append", default=None, help="Text to add at the end (before ## Related).")
+@click.option("--prepend", default=None, help="Text to add at the top.")
+@click.option("--find", default=None, help="Exact text to replace (with --replace).")
+@click.option("--replace", default=None, help="Replacement for --find.")
+@click.option("--expected-count", type=int, default=None, help="How often --find must occur.")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for several).")
+@click.option("--category", default=None)
+@click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
+@json_option
+@click.pass_context
+def edit(
+    ctx: click.Context,
+    identifier: str,
+    title: str | None,
+    content: str | None,
+    append: str | None,
+    prepend: str | None,
+    find: str | None,
+    replace: str | None,
+    expected_count: int | None,
+    tags: tuple[str, ...],
+    category: str | None,
+    expected_updated_at: str | None,
+    as_json: bool,
+) -> None:
+    """Change a memory's title (renames), text, tags or category (moves)."""
+    change = BodyEdit(
+        content=read_content(content),
+        find=find,
+        replace=replace,
+        expected_count=expected_count,
+        prepend=prepend,
+        append=append,
+    )
+    with service(ctx) as vault:
+        memory = vault.update(
+            identifier,
+            title=title,
+            edit=None if change.empty else change,
+            tags=list(tags) if tags else None,
+            category=category,
+            expected_updated_at=expected_updated_at,
+        )
+    if as_json:
+        emit(Edited.of(memory))
+    else:
+        click.echo(f"{memory.id}  {memory.path}")
+
+
+@main.command()
+@click.argument("identifier")
+@json_option
+@click.pass_context
+def rm(ctx: click.Context, identifier: str, as_json: bool) -> None:
+    """Delete a memory and every link to it."""
+    with service(ctx) as vault:
+        deleted = vault.delete(identifier)
+    if as_json:
+        emit(Removed.of(deleted))
+    else:
+        click.echo(f"deleted {deleted.memory.path}; links removed from {len(deleted.changed)}")
+
+
+@main.command()
+@click.argument("identifier")
+@json_option
+@click.pass_context
+def verify(ctx: click.Context, identifier: str, as_json: bool) -> None:
+    """Mark a memory as reviewed now (it is still true)."""
+    with service(ctx) as vault:
+        memory = vault.verify(identifier)
+    if as_json:
+        emit(Verified.of(memory))
+    else:
+        click.echo(f"verified {memory.path} at {memory.last_reviewed}")
+
+
+@main.command()
+@click.argument("source")
+@click.argument("target")
+@click.option("--text", default=None, help="Link text shown in SOURCE.")
+@json_option
+@click.pass_context
+def link(ctx: click.Context, source: str, target: str, text: str | None, as_json: bool) -> None:
+    """Link two memories both ways (each lists the other under ## Related)."""
+    with service(ctx) as vault:
+        change = vault.link(source, target, text)
+    if as_json:
+        emit(LinkOut.of(change))
+    else:
+        state = f"wrote {change.markdown}" if change.changed else "already linked"
+        click.echo(f"{change.source.path} <-> {change.target.path}: {state}")
+
+
+@main.command()
+@click.argument("source")
+@click.argument("target")
+@json_option
+@click.pass_context
+def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
+    """Remove the Related links between two memories, both ways."""
+    with service(ctx) as vault:
+        change = vault.unlink(source, target)
+    if as_json:
+        emit(LinkOut.of(change))
+    else:
+        state = "unlinked" if change.changed else "were not linked"
+        click.echo(f"{change.source.path} / {change.target.path}: {state}")
+
+
+@main.command(name="session-notes")
+@click.option("--summary", required=True)
+@click.option("--highlight", "highlights", multiple=True)
+@click.option("--decision", "decisions", multiple=True)
+@click.option("--next-step", "next_steps", multiple=True)
+@click.option("--scope", default=None)
+@json_option
+@click.pass_context
+def session_notes(
+    ctx: click.Context,
+    summary: str,
+    highlights: tuple[str, ...],
+    decisions: tuple[str, ...],
+    next_steps: tuple[str, ...],
+    scope: str | None,
+    as_json: bool,
+) -> None:
+    """Save dated session notes, linked with the memories they name."""
+    with service(ctx) as vault:
+        notes = save_session_notes(
+            vault, summary, list(highlights), list(next_steps), list(decisions), scope
+        )
+    if as_json:
+        emit(SessionOut.of(notes))
+    else:
+        click.echo(f"{notes.memory.id}  {notes.memory.path} (linked {len(notes.linked)})")

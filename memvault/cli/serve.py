@@ -1,0 +1,114 @@
+"""`memvault serve`: the MCP server over stdio or streamable HTTP, watching the vault.
+
+The MCP SDK is imported only here, inside the command: no other command pays for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import closing, contextmanager, suppress
+from typing import cast
+
+import click
+
+from ..vault import VaultService
+from . import main, settings_of
+
+
+@contextmanager
+def watching(vault: VaultService, enabled: bool) -> Iterator[None]:
+    """Keep the index in step with edits made outside memvault while the block runs."""
+    if not enabled:
+        yield
+        return
+    from ..watch import VaultWatcher
+
+    watcher = VaultWatcher(vault)
+    watcher.start()
+    try:
+        yield
+    finally:
+        watcher.stop()
+
+
+def announce(root: str, url: str | None, token: bool) -> None:
+    """Tell a person at a terminal what the server is doing (stderr: stdio's stdout is the
+    protocol's)."""
+    if url is not None:
+        click.echo(
+            f"memvault: serving {root} at {url}\n"
+            f"  connect an MCP client to {url} (streamable HTTP"
+            f"{', header Authorization: Bearer <token>' if token else ''}),\n"
+            "  or let the client launch `memvault serve` over stdio (see README). "
+            "Ctrl-C stops.",
+            err=True,
+        )
+    elif sys.stdin.isatty():
+        click.echo(
+            "memvault: speaking MCP on stdin/stdout for an MCP client; nothing to type "
+            "here. For a person: `memvault serve --transport http`. Ctrl-C stops.",
+            err=True,
+        )
+
+
+@main.command()
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for MCP clients that launch memvault; http to share.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", default=3000, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--token",
+    envvar="MEMVAULT_TOKEN",
+    default=None,
+    help="HTTP: require Authorization: Bearer TOKEN (env MEMVAULT_TOKEN).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
+    default="WARNING",
+    show_default=True,
+    help="Logs go to stderr.",
+)
+@click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    log_level: str,
+    no_watch: bool,
+) -> None:
+    """Serve the vault to MCP clients (stdio by default, or streamable HTTP at /mcp).
+
+    The index is synced with the files at start and, unless --no-watch, kept in step while
+    serving by watching the vault for edits made in Obsidian or any other program."""
+    logging.getLogger().setLevel(log_level)
+    settings = settings_of(ctx)
+    # A child process looks for what changed on disk while this one imports the MCP SDK: most
+    # of a second each at 100k notes, which no other command pays (hence the import here).
+    starting = VaultService.start(settings)
+    from ..server import LogLevel, build_server
+    from ..server.transport import MCP_PATH, serve_http, serve_stdio
+
+    vault, done = starting.finish()
+    for line in done.lines():
+        click.echo(f"memvault: {line}", err=True)
+    with closing(vault), watching(vault, not no_watch):
+        server = build_server(vault, cast(LogLevel, log_level), settings.context)
+        if transport == "http":
+            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
+            announce(str(vault.root), url, bool(token))
+            serve_http(server, host, port, token)
+            return
+        announce(str(vault.root), None, False)
+        with suppress(KeyboardInterrupt):
+            serve_stdio(server)

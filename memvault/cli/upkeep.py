@@ -1,0 +1,156 @@
+"""Commands that keep the vault and its index in order: reindex, sync, check, archive, export,
+import."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+import click
+
+from ..exchange import dump, export_records, import_records, load
+from ..output import ArchiveOut, CheckOut, ImportOut, RebuildOut, SyncOut
+from ..records import RebuildSummary, Skipped
+from ..vault import VaultService
+from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
+
+
+def rebuild_with_progress(vault: VaultService, shown: bool) -> RebuildSummary:
+    """Rebuild the index, with a progress bar on stderr when `shown`."""
+    if not shown:
+        return vault.rebuild()
+    with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.length = total
+            bar.update(done - bar.pos)
+
+        return vault.rebuild(progress)
+
+
+def echo_skipped(skipped: list[Skipped]) -> None:
+    for item in skipped:
+        click.echo(f"  {item.path}: {item.reason}")
+
+
+@main.command()
+@json_option
+@click.pass_context
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild the index from the files (kept state such as usage counts survives)."""
+    with service(ctx, fill=False) as vault:
+        out = RebuildOut.of(rebuild_with_progress(vault, sys.stderr.isatty() and not as_json))
+    if as_json:
+        emit(out)
+        return
+    click.echo(
+        f"indexed {out.notes} notes in {out.seconds:.2f}s: {out.links} links, "
+        f"{out.unresolved_links} unresolved, {out.attachments} to attachments"
+    )
+    echo_skipped(out.skipped)
+
+
+@main.command()
+@json_option
+@click.pass_context
+def sync(ctx: click.Context, as_json: bool) -> None:
+    """Index only what changed on disk since the last pass (the full rebuild is `reindex`)."""
+    with service(ctx, fill=False) as vault:
+        summary = vault.sync()
+        done = vault.maintain()
+    out = SyncOut.of(summary, done)
+    if as_json:
+        emit(out)
+        return
+    click.echo(
+        f"synced in {out.seconds:.2f}s: {out.added} added, {out.updated} updated, "
+        f"{out.moved} moved, {out.removed} removed"
+    )
+    echo_skipped(out.skipped)
+    for line in done.lines():
+        click.echo(line)
+
+
+@main.command()
+@click.option("--fix", is_flag=True, help="Repair one-sided links and duplicate ids.")
+@json_option
+@click.pass_context
+def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
+    """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
+    with service(ctx) as vault:
+        out = CheckOut.of(vault.check(fix=fix))
+    if as_json:
+        emit(out)
+    else:
+        echo_check(out)
+    if not out.clean:
+        ctx.exit(EXIT_ERROR)
+
+
+def echo_check(out: CheckOut) -> None:
+    """What check found (and fixed), one line each."""
+    for fixed in out.fixed:
+        click.echo(f"fixed: {fixed}")
+    for pair in out.broken_links:
+        click.echo(f"broken link: {pair.source} -> [[{pair.target}]]")
+    for pair in out.one_sided_links:
+        click.echo(f"one-sided link: {pair.source} -> {pair.target} (not back)")
+    for duplicate in out.duplicate_ids:
+        click.echo(f"duplicate id {duplicate.id}: {', '.join(duplicate.paths)}")
+    for bad in out.malformed:
+        click.echo(f"malformed: {bad.path}: {bad.problem}")
+    for ambiguous in out.ambiguous_links:
+        click.echo(
+            f"ambiguous link: {ambiguous.source} -> [[{ambiguous.target}]] could be "
+            + ", ".join(ambiguous.candidates)
+        )
+    if out.clean:
+        click.echo("vault is clean")
+
+
+@main.command()
+@click.option("--expired", is_flag=True, required=True, help="Archive memories past expires_at.")
+@json_option
+@click.pass_context
+def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
+    """Move expired memories to archive/ (never deleted; still readable)."""
+    with service(ctx) as vault:
+        moved = vault.archive_expired()
+    if as_json:
+        emit(ArchiveOut(archived=moved))
+    else:
+        click.echo(f"archived {len(moved)} memories" + "".join(f"\n  {p}" for p in moved))
+
+
+@main.command(name="export")
+@click.option("--format", "fmt", type=click.Choice(["json", "jsonl"]), default="json")
+@filter_options
+@click.pass_context
+def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
+    """Print every memory (or the filtered ones) with metadata, links and usage."""
+    where = make_filter(**{**filters, "archived": filters["archived"] or None})
+    with service(ctx) as vault:
+        for chunk in dump(export_records(vault, where), fmt):
+            click.echo(chunk, nl=False)
+
+
+@main.command(name="import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, file: TextIO, as_json: bool) -> None:
+    """Import an export (JSON or JSON Lines): new ids are created, others reported."""
+    records = load(file.read())
+    with service(ctx) as vault:
+        out = ImportOut.of(import_records(vault, records))
+    if as_json:
+        emit(out)
+    else:
+        click.echo(
+            f"created {len(out.created)}, unchanged {len(out.unchanged)}, "
+            f"conflicts {len(out.conflicts)}"
+        )
+        for conflict in out.conflicts:
+            click.echo(f"  conflict {conflict.id} ({conflict.path}): {conflict.reason}")
+    if out.conflicts:
+        ctx.exit(EXIT_ERROR)

@@ -1,0 +1,485 @@
+"""What the faces show: one pydantic model per result, built from the service's records, and
+the one-line texts of a search hit and a listed memory.
+
+The MCP tools return these models (they are the tools' output schemas) and every `--json` of the
+CLI prints the same JSON, so a script sees one shape whichever face it uses. A low, pure module:
+it imports only pydantic and memvault's records, model, clock and markdown.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, Field, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from . import clock
+from .markdown import to_plain
+from .model import Memory
+from .records import (
+    Briefing,
+    BriefingItem,
+    CheckReport,
+    Deleted,
+    ImportReport,
+    LinkChange,
+    LinkRow,
+    Maintenance,
+    NoteRow,
+    RebuildSummary,
+    Recall,
+    SearchHit,
+    SearchPage,
+    SessionNotes,
+    Skipped,
+    Stats,
+    SyncSummary,
+)
+
+ReadFormat = Literal["markdown", "plain", "json"]
+
+# Keywords that constrain only values of their own type, so they stay true when null joins it.
+_TYPE_ONLY = frozenset({"type", "items", "additionalProperties"})
+
+
+class Output(BaseModel):
+    """A tool's result. Its schema writes `X | None` as `"type": [X, "null"]`, not pydantic's
+    `anyOf`: the same values pass, and clients that validate results with the `jsonschema`
+    package (the MCP SDK's does) check it several times faster, since every null then raises
+    no error inside an anyOf (search_mem at 100k notes: about 4 ms less per call)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        _nullable_as_type(handler.resolve_ref_schema(schema), handler, set())
+        return schema
+
+    @classmethod
+    def pick(cls, record: object, **values: Any) -> Self:
+        """This model from `values`, each other field read from the record's attribute of the
+        same name (so no field list is written twice)."""
+        taken = {name: getattr(record, name) for name in cls.model_fields if name not in values}
+        return cls(**taken, **values)
+
+
+def _nullable_as_type(node: object, handler: GetJsonSchemaHandler, seen: set[int]) -> None:
+    """Rewrite, in place and through references, each `anyOf: [{type: X, ...}, {type: null}]`
+    whose X schema has only type-bound keywords as `type: [X, "null"]`."""
+    if isinstance(node, list):
+        for item in node:
+            _nullable_as_type(item, handler, seen)
+        return
+    if not isinstance(node, dict) or id(node) in seen:
+        return
+    seen.add(id(node))
+    if "$ref" in node:
+        _nullable_as_type(handler.resolve_ref_schema(node), handler, seen)
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = options[1 - options.index({"type": "null"})]
+        if isinstance(other.get("type"), str) and other.keys() <= _TYPE_ONLY:
+            del node["anyOf"]
+            node.update(other, type=[other["type"], "null"])
+    for value in list(node.values()):
+        _nullable_as_type(value, handler, seen)
+
+
+def as_json(model: BaseModel) -> str:
+    """A model as the CLI prints it with --json (and read_mem's json text): indented, Unicode
+    kept."""
+    return json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False)
+
+
+# -- memories ------------------------------------------------------------------------------
+
+
+class Written(Output):
+    id: str
+    title: str
+    path: str
+    created_at: str | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> Written:
+        return cls.pick(memory)
+
+
+class LinkEnd(Output):
+    """The other end of a link; `id` is null while the link dangles."""
+
+    id: str | None
+    title: str | None
+    path: str | None
+
+    @classmethod
+    def target(cls, row: LinkRow) -> LinkEnd:
+        """Where a link leads; a dangling link is shown by its target as written."""
+        title = row.target_title if row.target else row.raw
+        return cls(id=row.target_id, title=title, path=row.target)
+
+    @classmethod
+    def source(cls, row: LinkRow) -> LinkEnd:
+        return cls(id=row.source_id, title=row.source_title, path=row.source)
+
+    @classmethod
+    def memory(cls, memory: Memory) -> LinkEnd:
+        return cls.pick(memory)
+
+
+def distinct_targets(rows: list[LinkRow]) -> list[LinkRow]:
+    """The first link to each target (a dangling one: to each target as written), in order."""
+    first: dict[str, LinkRow] = {}
+    for row in rows:
+        first.setdefault(row.target or f"?{row.raw}", row)
+    return list(first.values())
+
+
+def distinct_sources(rows: list[LinkRow], own_path: str) -> list[LinkRow]:
+    """The first backlink from each other memory, in order (a note's links to itself left out)."""
+    first: dict[str, LinkRow] = {}
+    for row in rows:
+        if row.source != own_path:
+            first.setdefault(row.source, row)
+    return list(first.values())
+
+
+def plain_text(memory: Memory) -> str:
+    """A memory's title and body without markdown syntax."""
+    return f"{memory.title}\n\n{to_plain(memory.body).strip()}\n"
+
+
+class MemoryOut(Output):
+    """A memory as `read_mem` returns it; the json format adds aliases and raw frontmatter."""
+
+    id: str
+    title: str
+    content: str
+    tags: list[str]
+    category: str | None
+    created_at: str | None
+    updated_at: str | None
+    last_reviewed: str | None
+    path: str
+    links: list[LinkEnd]
+    backlinks: list[LinkEnd]
+    scope: str | None = None
+    expires_at: str | None = None
+    age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
+    reviewed: str = Field(description="How long ago it was last verified")
+    confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
+    matched_by: str = Field(description="exact, name (fuzzy) or content")
+    aliases: list[str] | None = None
+    frontmatter: dict[str, Any] | None = None
+    problem: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        found: Recall,
+        outgoing: list[LinkRow],
+        backlinks: list[LinkRow],
+        fmt: ReadFormat = "markdown",
+    ) -> MemoryOut:
+        """A recalled memory with its links; `plain` strips the markdown from the content and
+        `json` adds aliases, the raw frontmatter and any problem reading it."""
+        memory = found.memory
+        full = fmt == "json"
+        return cls.pick(
+            memory,
+            content=plain_text(memory) if fmt == "plain" else memory.body,
+            links=[LinkEnd.target(row) for row in distinct_targets(outgoing)],
+            backlinks=[LinkEnd.source(row) for row in distinct_sources(backlinks, memory.path)],
+            age=clock.age(memory.updated_at),
+            reviewed=clock.age(memory.last_reviewed),
+            confidence=found.confidence,
+            matched_by=found.matched_by,
+            aliases=memory.aliases if full else None,
+            frontmatter=dict(memory.metadata) if full else None,
+            problem=memory.problem if full else None,
+        )
+
+
+class Edited(Output):
+    id: str
+    path: str
+    updated_at: str | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> Edited:
+        return cls.pick(memory)
+
+
+class Removed(Output):
+    id: str
+    path: str
+    removed_links: list[str] = Field(description="Memories whose links to this one were removed")
+
+    @classmethod
+    def of(cls, deleted: Deleted) -> Removed:
+        return cls.pick(deleted.memory, removed_links=deleted.changed)
+
+
+class Verified(Output):
+    id: str
+    title: str
+    path: str
+    last_reviewed: str | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> Verified:
+        return cls.pick(memory)
+
+
+# -- search and lists ----------------------------------------------------------------------
+
+
+class SearchOut(Output):
+    results: list[SearchHit]
+    total: int
+
+    @classmethod
+    def of(cls, page: SearchPage) -> SearchOut:
+        return cls.pick(page)
+
+
+class ListOut(Output):
+    items: list[NoteRow]
+    total: int
+
+    @classmethod
+    def of(cls, rows: list[NoteRow], total: int) -> ListOut:
+        return cls(items=rows, total=total)
+
+
+def hit_line(hit: SearchHit) -> str:
+    """A search hit on one line (search_mem's text, `memvault search`)."""
+    return (
+        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, reviewed "
+        f"{clock.age(hit.last_reviewed)}): {' '.join(hit.snippet.split())}"
+    )
+
+
+def note_line(row: NoteRow) -> str:
+    """A listed memory on one line (list_mem's text, `memvault list`)."""
+    return (
+        f"{row.title} (id {row.id}, {row.path}, updated {row.age}, reviewed "
+        f"{clock.age(row.last_reviewed)}, used {row.access_count}x)"
+    )
+
+
+def search_heading(page: SearchPage, query: str) -> str:
+    return f"{len(page.results)} of {page.total} memories match {query!r}."
+
+
+def list_heading(shown: int, total: int, offset: int) -> str:
+    return f"{shown} of {total} memories (from {offset})."
+
+
+class ExportOut(Output):
+    memories: list[dict[str, Any]]
+    count: int
+
+    @classmethod
+    def of(cls, records: list[dict[str, Any]]) -> ExportOut:
+        return cls(memories=records, count=len(records))
+
+
+# -- links ---------------------------------------------------------------------------------
+
+
+class LinkSide(Output):
+    id: str
+    title: str
+    path: str
+    links: list[LinkEnd]
+
+    @classmethod
+    def of(cls, memory: Memory, rows: list[LinkRow]) -> LinkSide:
+        return cls.pick(memory, links=[LinkEnd.target(row) for row in distinct_targets(rows)])
+
+
+class LinkOut(Output):
+    source: LinkSide
+    target: LinkSide
+    markdown: str | None = Field(description="The link written into the source; null if none")
+    changed: bool
+
+    @classmethod
+    def of(cls, change: LinkChange) -> LinkOut:
+        return cls.pick(
+            change,
+            source=LinkSide.of(change.source, change.source_links),
+            target=LinkSide.of(change.target, change.target_links),
+        )
+
+
+# -- the session ---------------------------------------------------------------------------
+
+
+class DateOut(Output):
+    date: str
+    format: str
+    timezone: str
+    utc_offset: str
+
+    @classmethod
+    def now(cls, fmt: str) -> DateOut:
+        """This machine's date and time now, in `fmt` (see clock.current_date)."""
+        date, zone, offset = clock.current_date(fmt)
+        return cls(date=date, format=fmt, timezone=zone, utc_offset=offset)
+
+
+class ContextOut(Output):
+    briefing: str
+    tokens: int = Field(description="Estimated tokens in the briefing (about 4 characters each)")
+    items: list[BriefingItem]
+
+    @classmethod
+    def of(cls, briefing: Briefing) -> ContextOut:
+        return cls.pick(briefing, briefing=briefing.text)
+
+
+class SessionOut(Output):
+    id: str
+    title: str
+    path: str
+    linked: list[LinkEnd]
+    unresolved: list[str]
+
+    @classmethod
+    def of(cls, notes: SessionNotes) -> SessionOut:
+        return cls.pick(
+            notes.memory,
+            linked=[LinkEnd.memory(m) for m in notes.linked],
+            unresolved=notes.unresolved,
+        )
+
+
+# -- upkeep (CLI only) ---------------------------------------------------------------------
+
+
+class RebuildOut(Output):
+    """What `memvault reindex` did."""
+
+    notes: int
+    links: int
+    unresolved_links: int
+    attachments: int
+    skipped: list[Skipped]
+    seconds: float
+
+    @classmethod
+    def of(cls, summary: RebuildSummary) -> RebuildOut:
+        return cls.pick(summary, seconds=round(summary.seconds, 3))
+
+
+class SyncOut(Output):
+    """What `memvault sync` found on disk, and the upkeep it did after (Maintenance)."""
+
+    added: int
+    updated: int
+    removed: int
+    moved: int
+    skipped: list[Skipped]
+    seconds: float
+    finished_renames: list[str]
+    archived: list[str]
+
+    @classmethod
+    def of(cls, summary: SyncSummary, done: Maintenance) -> SyncOut:
+        return cls.pick(
+            summary,
+            seconds=round(summary.seconds, 3),
+            finished_renames=done.finished_renames,
+            archived=done.archived,
+        )
+
+
+class LinkPair(Output):
+    source: str
+    target: str
+
+
+class DuplicateId(Output):
+    id: str
+    paths: list[str]
+
+
+class Malformed(Output):
+    path: str
+    problem: str
+
+
+class AmbiguousLink(Output):
+    source: str
+    target: str
+    candidates: list[str]
+
+
+class CheckOut(Output):
+    """What `memvault check` found, and with --fix, what it repaired."""
+
+    clean: bool
+    broken_links: list[LinkPair]
+    one_sided_links: list[LinkPair]
+    duplicate_ids: list[DuplicateId]
+    malformed: list[Malformed]
+    ambiguous_links: list[AmbiguousLink]
+    fixed: list[str]
+
+    @classmethod
+    def of(cls, report: CheckReport) -> CheckOut:
+        return cls(
+            clean=report.clean,
+            broken_links=[LinkPair(source=s, target=t) for s, t in report.broken_links],
+            one_sided_links=[LinkPair(source=s, target=t) for s, t in report.one_sided],
+            duplicate_ids=[DuplicateId(id=i, paths=p) for i, p in report.duplicate_ids],
+            malformed=[Malformed(path=p, problem=m) for p, m in report.malformed],
+            ambiguous_links=[
+                AmbiguousLink(source=s, target=t, candidates=c) for s, t, c in report.ambiguous
+            ],
+            fixed=report.fixed,
+        )
+
+
+class StatsOut(Output):
+    """Counts by category, scope and tag; never-used memories; size."""
+
+    memories: int
+    bytes: int
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_tag: dict[str, int]
+    never_used: list[str]
+
+    @classmethod
+    def of(cls, stats: Stats) -> StatsOut:
+        return cls.pick(stats)
+
+
+class ArchiveOut(Output):
+    """The memories `memvault archive --expired` moved to the archive."""
+
+    archived: list[str]
+
+
+class ImportConflict(Output):
+    id: str
+    path: str
+    reason: str
+
+
+class ImportOut(Output):
+    """What `memvault import` created, found already here, and left alone as conflicts."""
+
+    created: list[str]
+    unchanged: list[str]
+    conflicts: list[ImportConflict]
+
+    @classmethod
+    def of(cls, report: ImportReport) -> ImportOut:
+        return cls.pick(report)

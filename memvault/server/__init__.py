@@ -1,0 +1,53 @@
+"""The MCP face: memory tools and resources over VaultService (parse, call, format).
+
+Tool names and parameters are a public contract; see README "MCP tools". Each module holds one
+group of tools; `transport` runs the server over stdio or HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mcp.server.mcpserver import MCPServer
+
+from .. import __version__
+from ..config import ContextSettings
+from ..vault import VaultService
+from .context import ContextTools
+from .links import LinkTools
+from .memories import MemoryTools
+from .resources import Resources
+from .search import SearchTools
+
+__all__ = ["INSTRUCTIONS", "LogLevel", "build_server"]
+
+INSTRUCTIONS = """\
+memvault is your long-term memory: markdown notes in a folder a person also reads and edits.
+
+- Before answering about earlier work, decisions, preferences, accounts or past errors, call
+  search_mem with a short natural-language query; read_mem the best hits.
+- As you learn something durable — a decision and its reason, a gotcha, a fix for an error, a
+  preference, how a system is set up — save it at once with write_mem (one topic per memory, a
+  specific title, a category such as decision, gotcha, pattern, error-resolution, preference),
+  then link_mem it to the related memories you found.
+- Prefer edit_mem (append, replace_section, find/replace) over rewriting a memory, and never
+  delete a memory unless asked.
+- get_current_date gives today's date for timestamps and relative dates.
+"""
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def build_server(
+    vault: VaultService,
+    log_level: LogLevel = "WARNING",
+    context_settings: ContextSettings | None = None,
+) -> MCPServer:
+    """An MCP server whose tools and resources act on `vault`."""
+    mcp = MCPServer("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
+    MemoryTools(vault).register(mcp)
+    LinkTools(vault).register(mcp)
+    SearchTools(vault).register(mcp)
+    ContextTools(vault, context_settings).register(mcp)
+    Resources(vault, context_settings).register(mcp)
+    return mcp

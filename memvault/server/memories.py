@@ -1,0 +1,197 @@
+"""Tools on one memory: write, read, edit, delete, verify."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import BaseModel, Field
+
+from ..markdown import BodyEdit
+from ..output import Edited, MemoryOut, ReadFormat, Removed, Verified, Written, as_json
+from ..vault import VaultService
+from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
+
+CATEGORY_GUIDE = (
+    "gotcha (a trap to avoid; surfaced at every session start), pattern (a way of doing "
+    "things that works), schema (data shapes, tables, APIs), account-info (accounts, "
+    "endpoints, who owns what; never secrets), error-resolution (an error and its fix), "
+    "performance (measurements, limits), decision (what was decided and why), preference "
+    "(how the user likes things done), session (session notes)"
+)
+
+
+class Section(BaseModel):
+    """A heading in the memory and the text to put under it (the heading line is kept)."""
+
+    heading: str
+    content: str
+
+
+class MemoryTools(ToolGroup):
+    """write_mem, read_mem, edit_mem, delete_mem and verify_mem over one vault."""
+
+    def __init__(self, vault: VaultService) -> None:
+        self.vault = vault
+
+    @tool(
+        "write_mem",
+        "Write a memory",
+        WRITE,
+        "Save a new memory: one durable fact, decision, gotcha, fix or preference per "
+        "memory, with a specific title. category: " + CATEGORY_GUIDE + " (others allowed). "
+        "scope: the project, account or fleet it belongs to (omit for a global memory). "
+        "expires_at (ISO date) or ttl_days for something true only for a while; it then "
+        "moves to archive/. A memory with the same title or near-identical content is "
+        "refused with the existing id (edit that one instead, or allow_duplicate=true). "
+        'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
+        'tags=["payments"], category="decision", scope="shop")',
+    )
+    def write_mem(
+        self,
+        title: str,
+        content: str,
+        tags: list[str] = [],  # noqa: B006 - the public default; pydantic copies it per call
+        category: str | None = None,
+        scope: str | None = None,
+        expires_at: str | None = None,
+        ttl_days: Annotated[float, Field(gt=0)] | None = None,
+        allow_duplicate: bool = False,
+    ) -> Annotated[CallToolResult, Written]:
+        with tool_errors():
+            memory = self.vault.create(
+                title, content, tags, category, scope, expires_at, ttl_days, allow_duplicate
+            )
+        return reply(
+            Written.of(memory), f"Saved {memory.title!r} as {memory.path} (id {memory.id})."
+        )
+
+    @tool(
+        "read_mem",
+        "Read a memory",
+        READ,
+        "Read one memory by id, path, slug, title or alias. An inexact name or key returns "
+        "the memory it clearly means, with confidence < 1 (substring 0.85+, typo 0.6+, a "
+        "match in the text 0.5 or less); when no match is clearly ahead it fails with the "
+        "candidates and their scores. Prefix category: to look in one category "
+        "(gotcha:deploy). format: markdown (default), plain (no markdown syntax) or json "
+        '(every field, with raw frontmatter). Example: read_mem(identifier="payment-retries")',
+    )
+    def read_mem(
+        self, identifier: str, format: ReadFormat = "markdown"
+    ) -> Annotated[CallToolResult, MemoryOut]:
+        with tool_errors():
+            found = self.vault.recall(identifier)
+            memory = found.memory
+            out = MemoryOut.of(
+                found, self.vault.outgoing(memory), self.vault.backlinks(memory), format
+            )
+        if format == "plain":
+            return reply(out, out.content)
+        if format == "json":
+            return reply(out, as_json(out))
+        text = markdown_text(out)
+        if found.confidence < 1.0:
+            text = (
+                f"No memory is named {identifier!r}; the closest ({found.matched_by} match, "
+                f"confidence {found.confidence:.2f}) is:\n\n{text}"
+            )
+        return reply(out, text)
+
+    @tool(
+        "edit_mem",
+        "Edit a memory",
+        DESTRUCTIVE,
+        "Change a memory named exactly by id (or path, slug, title, alias). Prefer the "
+        "token-saving operations: append (added before ## Related), prepend, replace_section "
+        "{heading, content}, or find + replace (find must occur once, or expected_count "
+        "times). content replaces the whole body; a new title renames the file and every "
+        "link to it; category moves it. expected_updated_at refuses the edit if the memory "
+        "changed since you read it. "
+        'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
+    )
+    def edit_mem(
+        self,
+        id: str,
+        title: str | None = None,
+        content: str | None = None,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        append: str | None = None,
+        prepend: str | None = None,
+        replace_section: Section | None = None,
+        find: str | None = None,
+        replace: str | None = None,
+        expected_count: int | None = None,
+        expected_updated_at: str | None = None,
+    ) -> Annotated[CallToolResult, Edited]:
+        edit = BodyEdit(
+            content=content,
+            find=find,
+            replace=replace,
+            expected_count=expected_count,
+            section=(replace_section.heading, replace_section.content) if replace_section else None,
+            prepend=prepend,
+            append=append,
+        )
+        if edit.empty and title is None and tags is None and category is None:
+            raise ToolError(
+                "nothing to change: pass content, append, prepend, replace_section, "
+                "find/replace, title, tags or category"
+            )
+        if replace is not None and find is None:
+            raise ToolError("replace needs find: the exact text to replace")
+        with tool_errors():
+            memory = self.vault.update(
+                id,
+                title=title,
+                edit=None if edit.empty else edit,
+                tags=tags,
+                category=category,
+                expected_updated_at=expected_updated_at,
+            )
+        return reply(
+            Edited.of(memory), f"Updated {memory.title!r} ({memory.path}) at {memory.updated_at}."
+        )
+
+    @tool(
+        "delete_mem",
+        "Delete a memory",
+        DESTRUCTIVE,
+        "Delete a memory named exactly by id (or path, slug, title, alias) and remove every "
+        "link to it from other memories. Only when the user asks, or the memory is wrong. "
+        'Example: delete_mem(id="550e8400-e29b-41d4-a716-446655440000")',
+    )
+    def delete_mem(self, id: str) -> Annotated[CallToolResult, Removed]:
+        with tool_errors():
+            deleted = self.vault.delete(id)
+        return reply(
+            Removed.of(deleted),
+            f"Deleted {deleted.memory.title!r} ({deleted.memory.path}); links removed from "
+            f"{len(deleted.changed)} other memories.",
+        )
+
+    @tool(
+        "verify_mem",
+        "Mark a memory as still true",
+        IDEMPOTENT,
+        "Record that you checked a memory and it is still true (sets last_reviewed to "
+        "now). Use it on memories the briefing flags as not reviewed for a long time, "
+        'after confirming them. Example: verify_mem(id="deploy-order")',
+    )
+    def verify_mem(self, id: str) -> Annotated[CallToolResult, Verified]:
+        with tool_errors():
+            memory = self.vault.verify(id)
+        return reply(Verified.of(memory), f"Verified {memory.title!r} at {memory.last_reviewed}.")
+
+
+def markdown_text(out: MemoryOut) -> str:
+    """read_mem's markdown text: the title, one line of metadata, then the body."""
+    meta: list[str] = [f"id: {out.id}", f"path: {out.path}"]
+    if out.tags:
+        meta.append("tags: " + ", ".join(out.tags))
+    meta.append(f"updated: {out.updated_at}")
+    if out.backlinks:
+        meta.append("backlinks: " + ", ".join(b.title or b.path or "" for b in out.backlinks))
+    return f"# {out.title}\n({'; '.join(meta)})\n\n{out.content}"
