@@ -4,7 +4,7 @@ Each note's folder, tags, scope and archived state become tokens in the FTS tabl
 column; a category, tag or scope filter is then one more term of the FTS5 query, and FTS5
 computes bm25 for the passing notes only, where filtering after ranking scores every match.
 
-The tokens follow the rules of the SQL filters that listings use (`index._filters`): case is
+The tokens follow the rules of the SQL filters that listings use (`search_sql.filter_sql`): case is
 folded for ASCII letters only, as SQLite's lower() and NOCASE do, and a category or a tag also
 covers everything under it (`work` covers `work/alpha`). A token is a hash in decimal digits
 behind MARK, a private-use character: unicode61 keeps it inside a token, and the query parser
@@ -48,7 +48,7 @@ def filter_terms(
 ) -> tuple[list[str], str | None]:
     """(FTS5 terms a note must match, term it must not match) for a filter's arguments.
 
-    `category` is compared lower-cased (as index._filters does); tags and scope ASCII-folded.
+    `category` is compared lower-cased (as search_sql.filter_sql does); tags and scope ASCII-folded.
     `archived_only`: True keeps archived notes only, False leaves them out, None keeps all.
     """
     required = []

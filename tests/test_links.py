@@ -130,51 +130,48 @@ def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]
 
 
-def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
-    vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+HAND = "See [[old-name|this]] and [[Old name]].\n"
+
+
+@pytest.fixture
+def half_renamed(vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A vault where a crash cut short renaming 'Old name' to 'New name': the file moved, but
+    hand.md still links to the old name."""
     vault.create("Old name", "x")
-    write_file(vault_dir, "hand.md", "See [[old-name|this]] and [[Old name]].\n")
+    write_file(vault_dir, "hand.md", HAND)
     vault.sync()
-
-    monkeypatch.setattr("memvault.links.LinkService._retarget", crash_mid_rename)
-    with pytest.raises(KeyboardInterrupt):
-        vault.update("old-name", title="New name")
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr("memvault.links.LinkService._retarget", crash_mid_rename)
+        with pytest.raises(KeyboardInterrupt):
+            vault.update("old-name", title="New name")
     assert (vault_dir / "new-name.md").exists()
-    assert (vault_dir / "hand.md").read_text() == "See [[old-name|this]] and [[Old name]].\n"
-    vault.close()
-    reopened = VaultService.open(Settings(vault=vault_dir))
-    assert (vault_dir / "hand.md").read_text() == "See [[old-name|this]] and [[Old name]].\n"
-    assert reopened.maintain().finished_renames == ["finished renaming old-name.md to new-name.md"]
-    assert (vault_dir / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
-    assert reopened.check().broken_links == []
-    assert not list((vault_dir / ".memvault" / "journal").iterdir())
-    reopened.close()
-
-
-def test_the_next_write_finishes_a_rename_a_crash_cut_short_first(
-    vault: VaultService,
-    vault_dir: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    vault.create("Old name", "x")
-    write_file(vault_dir, "hand.md", "See [[old-name]].\n")
-    vault.sync()
-    monkeypatch.setattr("memvault.links.LinkService._retarget", crash_mid_rename)
-    with pytest.raises(KeyboardInterrupt):
-        vault.update("old-name", title="New name")
-    monkeypatch.undo()
-    assert (vault_dir / "new-name.md").exists()
-    assert (vault_dir / "hand.md").read_text() == "See [[old-name]].\n"
-    with caplog.at_level(logging.WARNING, logger="memvault"):
-        vault.create("Unrelated", "a write of anything")
-    assert (vault_dir / "hand.md").read_text() == "See [[new-name]].\n"
-    assert [r.message for r in caplog.records] == [
-        "finished renaming old-name.md to new-name.md (interrupted earlier)"
-    ]
+    assert (vault_dir / "hand.md").read_text() == HAND
+    return vault_dir
 
 
 def crash_mid_rename(self: object, entry: object) -> None:
     raise KeyboardInterrupt("killed mid-rename")
+
+
+def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
+    vault: VaultService, half_renamed: Path
+) -> None:
+    vault.close()
+    reopened = VaultService.open(Settings(vault=half_renamed))
+    assert (half_renamed / "hand.md").read_text() == HAND
+    assert reopened.maintain().finished_renames == ["finished renaming old-name.md to new-name.md"]
+    assert (half_renamed / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
+    assert reopened.check().broken_links == []
+    assert not list((half_renamed / ".memvault" / "journal").iterdir())
+    reopened.close()
+
+
+def test_the_next_write_finishes_a_rename_a_crash_cut_short_first(
+    vault: VaultService, half_renamed: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        vault.create("Unrelated", "a write of anything")
+    assert (half_renamed / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
+    assert [r.message for r in caplog.records] == [
+        "finished renaming old-name.md to new-name.md (interrupted earlier)"
+    ]
