@@ -201,3 +201,19 @@ def test_real_subprocess_round_trip(vault_dir: Path) -> None:
     assert "Traceback" not in failed.stderr
     progress = subprocess.run([*exe, "reindex"], text=True, env=env, capture_output=True)
     assert progress.stdout.startswith("indexed 1 notes") and progress.stderr == ""
+
+
+def test_no_command_but_serve_imports_the_mcp_sdk(vault_dir: Path) -> None:
+    """The SDK costs most of a second at start; only `serve` may load it."""
+    script = (
+        "import sys\n"
+        "from memvault.cli import main\n"
+        "for args in (['--help'], ['write', '--title', 'T', 'x'], ['search', 'x', '--json']):\n"
+        "    main(['--vault', sys.argv[1], *args], standalone_mode=False)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(vault_dir)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert '"total": 1' in done.stdout

@@ -7,11 +7,15 @@ import re
 import socket
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import jsonschema
 import pytest
+from click.testing import CliRunner
 from mcp.shared.exceptions import MCPError
+
+from memvault.cli import main
 
 from .mcp_helpers import (
     MEMVAULT,
@@ -175,6 +179,60 @@ async def test_every_tool_over_stdio(vault_dir: Path) -> None:
         assert "Payment retry decision" in recent.contents[0].text  # type: ignore[union-attr]
         one = await session.read_resource(f"memvault://memory/{a['id']}")
         assert one.contents[0].text.startswith("---\nid: " + a["id"])  # type: ignore[union-attr]
+
+
+async def test_cli_json_is_the_tools_structured_content(vault_dir: Path) -> None:
+    """`memvault X --json` prints what the matching tool returns as structured content."""
+
+    def cli(*args: str) -> Any:
+        result = CliRunner().invoke(main, ["--vault", str(vault_dir), *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    cli("write", "--title", "Deploy order", "--category", "gotcha", "--json", "Migrate first.")
+    cli("write", "--title", "Release steps", "--tag", "ops", "--json", "Build, then migrate.")
+    cases: list[tuple[list[str], str, dict[str, Any]]] = [
+        (
+            ["read", "deploy ordr", "--format", "json"],
+            "read_mem",
+            {"identifier": "deploy ordr", "format": "json"},
+        ),
+        (
+            ["read", "release-steps", "--format", "json"],
+            "read_mem",
+            {"identifier": "release-steps", "format": "json"},
+        ),
+        (["search", "migrate", "--json"], "search_mem", {"query": "migrate"}),
+        (
+            ["search", "build", "--tag", "ops", "--json"],
+            "search_mem",
+            {"query": "build", "tags": ["ops"]},
+        ),
+        (["list", "--sort", "title", "--json"], "list_mem", {"sort": "title"}),
+        (["context", "--json"], "get_context", {}),
+    ]
+    async with stdio_session(vault_dir) as session:
+        # The CLI's link is undone, so link_mem makes the same change again.
+        linked = cli("link", "Deploy order", "release-steps", "--text", "release", "--json")
+        cli("unlink", "Deploy order", "release-steps", "--json")
+        link = {"source_id": "Deploy order", "target_id": "release-steps", "link_text": "release"}
+        assert linked == structured(await session.call_tool("link_mem", link))
+        assert linked["changed"] is True and linked["markdown"] == "[[release-steps|release]]"
+        for command, tool, arguments in cases:
+            assert cli(*command) == structured(await session.call_tool(tool, arguments)), command
+        # Without --json both faces print the same line for each hit and each listed memory.
+        for command, tool, arguments in cases[2:5]:
+            lines = CliRunner().invoke(main, ["--vault", str(vault_dir), *command[:-1]]).stdout
+            text = text_of(await session.call_tool(tool, arguments))
+            assert text.splitlines()[1:] == [f"- {line}" for line in lines.splitlines()]
+            assert lines.count(" (id ") >= 1
+    fuzzy = cli("read", "deploy ordr", "--format", "json")
+    assert fuzzy["title"] == "Deploy order" and 0 < fuzzy["confidence"] < 1
+    assert [end["path"] for end in fuzzy["links"]] == ["release-steps.md"]
+    assert [hit["title"] for hit in cli("search", "migrate", "--json")["results"]] == [
+        "Deploy order",
+        "Release steps",
+    ]
 
 
 async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) -> None:

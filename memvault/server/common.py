@@ -13,6 +13,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from ..errors import MemvaultError
+from ..vault import VaultService
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -68,9 +69,12 @@ def tool(
 
 
 class ToolGroup:
-    """A group of tools over one server's state: each method marked with `tool` becomes an MCP
-    tool, in the order the class defines them (the SDK reads the bound method's signature,
-    without `self`, for the input and output schemas)."""
+    """A group of tools over one vault: each method marked with `tool` becomes an MCP tool, in
+    the order the class defines them (the SDK reads the bound method's signature, without
+    `self`, for the input and output schemas)."""
+
+    def __init__(self, vault: VaultService) -> None:
+        self.vault = vault
 
     def register(self, mcp: MCPServer) -> None:
         for name, member in vars(type(self)).items():

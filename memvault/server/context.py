@@ -19,7 +19,7 @@ class ContextTools(ToolGroup):
     """get_context, save_session_notes and get_current_date."""
 
     def __init__(self, vault: VaultService, settings: ContextSettings | None) -> None:
-        self.vault = vault
+        super().__init__(vault)
         self.settings = settings
 
     @tool(

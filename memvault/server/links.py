@@ -8,15 +8,11 @@ from mcp.types import CallToolResult
 
 from ..output import LinkOut
 from ..records import LinkChange
-from ..vault import VaultService
 from .common import IDEMPOTENT, ToolGroup, reply, tool, tool_errors
 
 
 class LinkTools(ToolGroup):
     """link_mem and unlink_mem over one vault."""
-
-    def __init__(self, vault: VaultService) -> None:
-        self.vault = vault
 
     @tool(
         "link_mem",

@@ -10,7 +10,6 @@ from pydantic import BaseModel, Field
 
 from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, ReadFormat, Removed, Verified, Written, as_json
-from ..vault import VaultService
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
 
 CATEGORY_GUIDE = (
@@ -31,9 +30,6 @@ class Section(BaseModel):
 
 class MemoryTools(ToolGroup):
     """write_mem, read_mem, edit_mem, delete_mem and verify_mem over one vault."""
-
-    def __init__(self, vault: VaultService) -> None:
-        self.vault = vault
 
     @tool(
         "write_mem",

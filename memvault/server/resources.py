@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
@@ -22,24 +24,28 @@ class Resources:
         self.settings = settings
 
     def register(self, mcp: MCPServer) -> None:
-        mcp.resource(
-            "memvault://context",
-            name="context",
-            description="The session briefing (get_context with no scope).",
-            mime_type="text/markdown",
-        )(self.context)
-        mcp.resource(
-            "memvault://memory/{id}",
-            name="memory",
-            description="One memory's markdown file, by id, path or slug.",
-            mime_type="text/markdown",
-        )(self.memory)
-        mcp.resource(
-            "memvault://recent",
-            name="recent",
-            description=f"The {RECENT} most recently updated memories: title, id and first line.",
-            mime_type="text/markdown",
-        )(self.recent)
+        """Publish each reader at its URI, named as its method (context, memory, recent)."""
+        published: tuple[tuple[str, Callable[..., str], str], ...] = (
+            (
+                "memvault://context",
+                self.context,
+                "The session briefing (get_context with no scope).",
+            ),
+            (
+                "memvault://memory/{id}",
+                self.memory,
+                "One memory's markdown file, by id, path or slug.",
+            ),
+            (
+                "memvault://recent",
+                self.recent,
+                f"The {RECENT} most recently updated memories: title, id and first line.",
+            ),
+        )
+        for uri, read, description in published:
+            mcp.resource(
+                uri, name=read.__name__, description=description, mime_type="text/markdown"
+            )(read)
 
     def context(self) -> str:
         return build_briefing(self.vault, None, 2000, self.settings).text

@@ -18,15 +18,11 @@ from ..output import (
     search_heading,
 )
 from ..records import Filter
-from ..vault import VaultService
 from .common import READ, ToolGroup, reply, tool, tool_errors
 
 
 class SearchTools(ToolGroup):
     """search_mem, list_mem and export_mem over one vault."""
-
-    def __init__(self, vault: VaultService) -> None:
-        self.vault = vault
 
     @tool(
         "search_mem",
