@@ -9,9 +9,10 @@ it imports only pydantic and memvault's records, model, clock and markdown.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, Field, GetJsonSchemaHandler
+from pydantic import BaseModel, Field, GetJsonSchemaHandler, RootModel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -360,21 +361,15 @@ class SessionOut(Output):
 
 
 # -- upkeep (CLI only) ---------------------------------------------------------------------
+# No tool returns these, so they publish no schema: a record printed as it is is a RootModel.
 
 
-class RebuildOut(Output):
-    """What `memvault reindex` did."""
-
-    notes: int
-    links: int
-    unresolved_links: int
-    attachments: int
-    skipped: list[Skipped]
-    seconds: float
+class RebuildOut(RootModel[RebuildSummary]):
+    """What `memvault reindex` did: the summary's fields, seconds to the millisecond."""
 
     @classmethod
     def of(cls, summary: RebuildSummary) -> RebuildOut:
-        return cls.pick(summary, seconds=round(summary.seconds, 3))
+        return cls(replace(summary, seconds=round(summary.seconds, 3)))
 
 
 class SyncOut(Output):
@@ -446,19 +441,8 @@ class CheckOut(Output):
         )
 
 
-class StatsOut(Output):
-    """Counts by category, scope and tag; never-used memories; size."""
-
-    memories: int
-    bytes: int
-    by_category: dict[str, int]
-    by_scope: dict[str, int]
-    by_tag: dict[str, int]
-    never_used: list[str]
-
-    @classmethod
-    def of(cls, stats: Stats) -> StatsOut:
-        return cls.pick(stats)
+class StatsOut(RootModel[Stats]):
+    """`memvault stats`: the Stats record's fields."""
 
 
 class ArchiveOut(Output):
@@ -467,19 +451,5 @@ class ArchiveOut(Output):
     archived: list[str]
 
 
-class ImportConflict(Output):
-    id: str
-    path: str
-    reason: str
-
-
-class ImportOut(Output):
+class ImportOut(RootModel[ImportReport]):
     """What `memvault import` created, found already here, and left alone as conflicts."""
-
-    created: list[str]
-    unchanged: list[str]
-    conflicts: list[ImportConflict]
-
-    @classmethod
-    def of(cls, report: ImportReport) -> ImportOut:
-        return cls.pick(report)

@@ -116,6 +116,40 @@ def test_export_then_import_into_another_vault(vault: VaultService, tmp_path: Pa
         other.close()
 
 
+# One memory as `memvault export --format jsonl` wrote it before the faces shared output.py.
+EXPORTED_BEFORE = (
+    '{"id": "0b7f3c1e-5a2d-4c8e-9f10-2b3c4d5e6f70", "title": "Kept", "path": "notes/kept.md", '
+    '"category": "notes", "scope": "shop", "tags": ["x"], "aliases": ["K"], '
+    '"created_at": "2020-01-01T00:00:00Z", "updated_at": "2020-01-01T00:00:00Z", '
+    '"last_reviewed": "2020-01-01T00:00:00Z", "expires_at": null, '
+    '"content": "Kept body, see [[gone]].\\n", '
+    '"links": [{"id": null, "title": "gone", "path": null, "raw": "gone"}], "backlinks": [], '
+    '"frontmatter": {"id": "0b7f3c1e-5a2d-4c8e-9f10-2b3c4d5e6f70", "title": "Kept", '
+    '"aliases": ["K"], "category": "notes", "scope": "shop", "tags": ["x"], '
+    '"created_at": "2020-01-01T00:00:00Z", "updated_at": "2020-01-01T00:00:00Z", '
+    '"last_reviewed": "2020-01-01T00:00:00Z", "status": "draft"}, "problem": null, '
+    '"usage": {"access_count": 2, "last_access": "2020-01-02T00:00:00Z"}}\n'
+)
+
+
+def test_an_older_export_imports_and_exports_keep_its_keys(vault: VaultService) -> None:
+    before = json.loads(EXPORTED_BEFORE)
+    assert import_records(vault, load(EXPORTED_BEFORE)).created == ["notes/kept.md"]
+    kept = vault.get(before["id"])
+    assert (kept.title, kept.scope, kept.aliases, kept.metadata["status"]) == (
+        "Kept",
+        "shop",
+        ["K"],
+        "draft",
+    )
+    assert vault.usage()[before["id"]].access_count == 2
+    (again,) = export_records(vault)
+    assert set(again) == set(before)
+    assert {k: again[k] for k in ("id", "path", "content", "links", "backlinks", "tags")} == {
+        k: before[k] for k in ("id", "path", "content", "links", "backlinks", "tags")
+    }
+
+
 def test_session_notes_link_both_ways_to_what_they_name(vault: VaultService) -> None:
     deploy = vault.create("Deploy order", "migrations first")
     notes = save_session_notes(

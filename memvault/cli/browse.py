@@ -86,16 +86,16 @@ def context(ctx: click.Context, scope: str | None, max_tokens: int, as_json: boo
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by category, scope and tag, never-used memories, vault size."""
     with service(ctx) as vault:
-        out = StatsOut.of(vault.stats())
+        figures = vault.stats()
     if as_json:
-        emit(out)
+        emit(StatsOut(figures))
         return
-    click.echo(f"{out.memories} memories, {out.bytes:,} bytes")
+    click.echo(f"{figures.memories} memories, {figures.bytes:,} bytes")
     for name, counts in (
-        ("by category", out.by_category),
-        ("by scope", out.by_scope),
-        ("by tag", out.by_tag),
+        ("by category", figures.by_category),
+        ("by scope", figures.by_scope),
+        ("by tag", figures.by_tag),
     ):
         click.echo(f"{name}: {', '.join(f'{key} {n}' for key, n in counts.items()) or '-'}")
-    never = out.never_used
+    never = figures.never_used
     click.echo(f"never used: {len(never)}" + (f" ({', '.join(never[:10])}...)" if never else ""))

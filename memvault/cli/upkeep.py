@@ -39,15 +39,15 @@ def echo_skipped(skipped: list[Skipped]) -> None:
 def reindex(ctx: click.Context, as_json: bool) -> None:
     """Rebuild the index from the files (kept state such as usage counts survives)."""
     with service(ctx, fill=False) as vault:
-        out = RebuildOut.of(rebuild_with_progress(vault, sys.stderr.isatty() and not as_json))
+        summary = rebuild_with_progress(vault, sys.stderr.isatty() and not as_json)
     if as_json:
-        emit(out)
+        emit(RebuildOut.of(summary))
         return
     click.echo(
-        f"indexed {out.notes} notes in {out.seconds:.2f}s: {out.links} links, "
-        f"{out.unresolved_links} unresolved, {out.attachments} to attachments"
+        f"indexed {summary.notes} notes in {summary.seconds:.2f}s: {summary.links} links, "
+        f"{summary.unresolved_links} unresolved, {summary.attachments} to attachments"
     )
-    echo_skipped(out.skipped)
+    echo_skipped(summary.skipped)
 
 
 @main.command()
@@ -142,15 +142,15 @@ def import_(ctx: click.Context, file: TextIO, as_json: bool) -> None:
     """Import an export (JSON or JSON Lines): new ids are created, others reported."""
     records = load(file.read())
     with service(ctx) as vault:
-        out = ImportOut.of(import_records(vault, records))
+        report = import_records(vault, records)
     if as_json:
-        emit(out)
+        emit(ImportOut(report))
     else:
         click.echo(
-            f"created {len(out.created)}, unchanged {len(out.unchanged)}, "
-            f"conflicts {len(out.conflicts)}"
+            f"created {len(report.created)}, unchanged {len(report.unchanged)}, "
+            f"conflicts {len(report.conflicts)}"
         )
-        for conflict in out.conflicts:
-            click.echo(f"  conflict {conflict.id} ({conflict.path}): {conflict.reason}")
-    if out.conflicts:
+        for conflict in report.conflicts:
+            click.echo(f"  conflict {conflict['id']} ({conflict['path']}): {conflict['reason']}")
+    if report.conflicts:
         ctx.exit(EXIT_ERROR)
