@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, GetJsonSchemaHandler, RootModel
 from pydantic.json_schema import JsonSchemaValue
@@ -40,6 +40,7 @@ from .records import (
 )
 
 ReadFormat = Literal["markdown", "plain", "json"]
+M = TypeVar("M", bound=BaseModel)
 
 # Keywords that constrain only values of their own type, so they stay true when null joins it.
 _TYPE_ONLY = frozenset({"type", "items", "additionalProperties"})
@@ -58,13 +59,6 @@ class Output(BaseModel):
         schema = handler(core_schema)
         _nullable_as_type(handler.resolve_ref_schema(schema), handler, set())
         return schema
-
-    @classmethod
-    def pick(cls, record: object, **values: Any) -> Self:
-        """This model from `values`, each other field read from the record's attribute of the
-        same name (so no field list is written twice)."""
-        taken = {name: getattr(record, name) for name in cls.model_fields if name not in values}
-        return cls(**taken, **values)
 
 
 def _nullable_as_type(node: object, handler: GetJsonSchemaHandler, seen: set[int]) -> None:
@@ -89,6 +83,13 @@ def _nullable_as_type(node: object, handler: GetJsonSchemaHandler, seen: set[int
         _nullable_as_type(value, handler, seen)
 
 
+def pick(model: type[M], record: object, **values: Any) -> M:
+    """A `model` from `values`, each other field read from the record's attribute of the same
+    name (so no field list is written twice)."""
+    taken = {name: getattr(record, name) for name in model.model_fields if name not in values}
+    return model(**taken, **values)
+
+
 def as_json(model: BaseModel) -> str:
     """A model as the CLI prints it with --json (and read_mem's json text): indented, Unicode
     kept."""
@@ -106,7 +107,7 @@ class Written(Output):
 
     @classmethod
     def of(cls, memory: Memory) -> Written:
-        return cls.pick(memory)
+        return pick(cls, memory)
 
 
 class LinkEnd(Output):
@@ -128,7 +129,7 @@ class LinkEnd(Output):
 
     @classmethod
     def memory(cls, memory: Memory) -> LinkEnd:
-        return cls.pick(memory)
+        return pick(cls, memory)
 
 
 def distinct_targets(rows: list[LinkRow]) -> list[LinkRow]:
@@ -189,7 +190,8 @@ class MemoryOut(Output):
         `json` adds aliases, the raw frontmatter and any problem reading it."""
         memory = found.memory
         full = fmt == "json"
-        return cls.pick(
+        return pick(
+            cls,
             memory,
             content=plain_text(memory) if fmt == "plain" else memory.body,
             links=[LinkEnd.target(row) for row in distinct_targets(outgoing)],
@@ -211,7 +213,7 @@ class Edited(Output):
 
     @classmethod
     def of(cls, memory: Memory) -> Edited:
-        return cls.pick(memory)
+        return pick(cls, memory)
 
 
 class Removed(Output):
@@ -221,7 +223,7 @@ class Removed(Output):
 
     @classmethod
     def of(cls, deleted: Deleted) -> Removed:
-        return cls.pick(deleted.memory, removed_links=deleted.changed)
+        return pick(cls, deleted.memory, removed_links=deleted.changed)
 
 
 class Verified(Output):
@@ -232,7 +234,7 @@ class Verified(Output):
 
     @classmethod
     def of(cls, memory: Memory) -> Verified:
-        return cls.pick(memory)
+        return pick(cls, memory)
 
 
 # -- search and lists ----------------------------------------------------------------------
@@ -244,7 +246,7 @@ class SearchOut(Output):
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:
-        return cls.pick(page)
+        return pick(cls, page)
 
 
 class ListOut(Output):
@@ -300,7 +302,7 @@ class LinkSide(Output):
 
     @classmethod
     def of(cls, memory: Memory, rows: list[LinkRow]) -> LinkSide:
-        return cls.pick(memory, links=[LinkEnd.target(row) for row in distinct_targets(rows)])
+        return pick(cls, memory, links=[LinkEnd.target(row) for row in distinct_targets(rows)])
 
 
 class LinkOut(Output):
@@ -311,7 +313,8 @@ class LinkOut(Output):
 
     @classmethod
     def of(cls, change: LinkChange) -> LinkOut:
-        return cls.pick(
+        return pick(
+            cls,
             change,
             source=LinkSide.of(change.source, change.source_links),
             target=LinkSide.of(change.target, change.target_links),
@@ -341,7 +344,7 @@ class ContextOut(Output):
 
     @classmethod
     def of(cls, briefing: Briefing) -> ContextOut:
-        return cls.pick(briefing, briefing=briefing.text)
+        return pick(cls, briefing, briefing=briefing.text)
 
 
 class SessionOut(Output):
@@ -353,7 +356,8 @@ class SessionOut(Output):
 
     @classmethod
     def of(cls, notes: SessionNotes) -> SessionOut:
-        return cls.pick(
+        return pick(
+            cls,
             notes.memory,
             linked=[LinkEnd.memory(m) for m in notes.linked],
             unresolved=notes.unresolved,
@@ -386,7 +390,8 @@ class SyncOut(Output):
 
     @classmethod
     def of(cls, summary: SyncSummary, done: Maintenance) -> SyncOut:
-        return cls.pick(
+        return pick(
+            cls,
             summary,
             seconds=round(summary.seconds, 3),
             finished_renames=done.finished_renames,

@@ -59,7 +59,7 @@ def tool(
     name: str, title: str, annotations: ToolAnnotations, description: str
 ) -> Callable[[Method], Method]:
     """Mark a method of a tool group as the MCP tool `name`; `ToolGroup.register` adds it.
-    The method's name stays the SDK's name for its arguments model, so keep it stable."""
+    The SDK titles the input schema after the method (`write_memArguments`): keep its name."""
 
     def mark(method: Method) -> Method:
         setattr(method, _SPEC, ToolSpec(name, title, annotations, description))
@@ -77,6 +77,7 @@ class ToolGroup:
         self.vault = vault
 
     def register(self, mcp: MCPServer) -> None:
+        """Add this group's marked methods to `mcp` as tools."""
         for name, member in vars(type(self)).items():
             spec = getattr(member, _SPEC, None)
             if isinstance(spec, ToolSpec):
