@@ -6,7 +6,7 @@ from __future__ import annotations
 from .index import Index
 from .links import LinkService
 from .model import new_id
-from .records import CheckReport
+from .records import AmbiguousLink, CheckReport, DuplicateId, LinkPair, Malformed
 from .store import VaultStore
 from .writer import Writer
 
@@ -14,11 +14,11 @@ from .writer import Writer
 def find_problems(index: Index, links: LinkService) -> CheckReport:
     """Everything `check` reports, read from the index (no file is read or written)."""
     return CheckReport(
-        broken_links=index.dangling(),
-        one_sided=links.one_sided(),
-        duplicate_ids=index.duplicate_ids(),
-        malformed=index.problems(),
-        ambiguous=index.ambiguous(),
+        broken_links=[LinkPair(*pair) for pair in index.dangling()],
+        one_sided_links=[LinkPair(*pair) for pair in links.one_sided()],
+        duplicate_ids=[DuplicateId(*found) for found in index.duplicate_ids()],
+        malformed=[Malformed(*found) for found in index.problems()],
+        ambiguous_links=[AmbiguousLink(*found) for found in index.ambiguous()],
     )
 
 

@@ -119,7 +119,7 @@ def sync(
                 summary.added -= 1
                 index.move_usage(db, old[1], moved_to)
             index.drop(db, path)
-    summary.seconds = time.perf_counter() - started
+    summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
 
@@ -142,7 +142,7 @@ def rebuild(index: Index, store: VaultStore, progress: Progress | None = None) -
             if progress is not None and (done % BATCH == 0 or done == len(files)):
                 progress(done, len(files))
     summary.links, summary.unresolved_links, summary.attachments = index.link_counts()
-    summary.seconds = time.perf_counter() - started
+    summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
 

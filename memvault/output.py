@@ -1,45 +1,37 @@
-"""What the faces show: one pydantic model per result, built from the service's records, and
-the one-line texts of a search hit and a listed memory.
+"""What the tools return: one pydantic model per result, built from the service's records.
 
-The MCP tools return these models (they are the tools' output schemas) and every `--json` of the
-CLI prints the same JSON, so a script sees one shape whichever face it uses. A low, pure module:
-it imports only pydantic and memvault's records, model, clock and markdown.
+The MCP tools return these models (they are the tools' output schemas) and the CLI's `--json`
+prints the same JSON, so a script sees one shape whichever face it uses. Commands no tool has
+(reindex, sync, check, stats, archive, import) print their record as it is. The readable
+one-line texts live in text.py. A low, pure module: pydantic and memvault's records and model.
+Importing pydantic costs a command about 0.1 s, so the CLI imports this module only for --json.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, GetJsonSchemaHandler, RootModel
+from pydantic import BaseModel, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from . import clock
-from .markdown import to_plain
 from .model import Memory
 from .records import (
     Briefing,
     BriefingItem,
-    CheckReport,
     Deleted,
-    ImportReport,
     LinkChange,
     LinkRow,
-    Maintenance,
     NoteRow,
-    RebuildSummary,
     Recall,
     SearchHit,
     SearchPage,
     SessionNotes,
-    Skipped,
-    Stats,
-    SyncSummary,
 )
+from .text import ReadFormat, plain_text
 
-ReadFormat = Literal["markdown", "plain", "json"]
 M = TypeVar("M", bound=BaseModel)
 
 # Keywords that constrain only values of their own type, so they stay true when null joins it.
@@ -149,11 +141,6 @@ def distinct_sources(rows: list[LinkRow], own_path: str) -> list[LinkRow]:
     return list(first.values())
 
 
-def plain_text(memory: Memory) -> str:
-    """A memory's title and body without markdown syntax."""
-    return f"{memory.title}\n\n{to_plain(memory.body).strip()}\n"
-
-
 class MemoryOut(Output):
     """A memory as `read_mem` returns it; the json format adds aliases and raw frontmatter."""
 
@@ -258,30 +245,6 @@ class ListOut(Output):
         return cls(items=rows, total=total)
 
 
-def hit_line(hit: SearchHit) -> str:
-    """A search hit on one line (search_mem's text, `memvault search`)."""
-    return (
-        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, reviewed "
-        f"{clock.age(hit.last_reviewed)}): {' '.join(hit.snippet.split())}"
-    )
-
-
-def note_line(row: NoteRow) -> str:
-    """A listed memory on one line (list_mem's text, `memvault list`)."""
-    return (
-        f"{row.title} (id {row.id}, {row.path}, updated {row.age}, reviewed "
-        f"{clock.age(row.last_reviewed)}, used {row.access_count}x)"
-    )
-
-
-def search_heading(page: SearchPage, query: str) -> str:
-    return f"{len(page.results)} of {page.total} memories match {query!r}."
-
-
-def list_heading(shown: int, total: int, offset: int) -> str:
-    return f"{shown} of {total} memories (from {offset})."
-
-
 class ExportOut(Output):
     memories: list[dict[str, Any]]
     count: int
@@ -362,99 +325,3 @@ class SessionOut(Output):
             linked=[LinkEnd.memory(m) for m in notes.linked],
             unresolved=notes.unresolved,
         )
-
-
-# -- upkeep (CLI only) ---------------------------------------------------------------------
-# No tool returns these, so they publish no schema: a record printed as it is is a RootModel.
-
-
-class RebuildOut(RootModel[RebuildSummary]):
-    """What `memvault reindex` did: the summary's fields, seconds to the millisecond."""
-
-    @classmethod
-    def of(cls, summary: RebuildSummary) -> RebuildOut:
-        return cls(replace(summary, seconds=round(summary.seconds, 3)))
-
-
-class SyncOut(Output):
-    """What `memvault sync` found on disk, and the upkeep it did after (Maintenance)."""
-
-    added: int
-    updated: int
-    removed: int
-    moved: int
-    skipped: list[Skipped]
-    seconds: float
-    finished_renames: list[str]
-    archived: list[str]
-
-    @classmethod
-    def of(cls, summary: SyncSummary, done: Maintenance) -> SyncOut:
-        return pick(
-            cls,
-            summary,
-            seconds=round(summary.seconds, 3),
-            finished_renames=done.finished_renames,
-            archived=done.archived,
-        )
-
-
-class LinkPair(Output):
-    source: str
-    target: str
-
-
-class DuplicateId(Output):
-    id: str
-    paths: list[str]
-
-
-class Malformed(Output):
-    path: str
-    problem: str
-
-
-class AmbiguousLink(Output):
-    source: str
-    target: str
-    candidates: list[str]
-
-
-class CheckOut(Output):
-    """What `memvault check` found, and with --fix, what it repaired."""
-
-    clean: bool
-    broken_links: list[LinkPair]
-    one_sided_links: list[LinkPair]
-    duplicate_ids: list[DuplicateId]
-    malformed: list[Malformed]
-    ambiguous_links: list[AmbiguousLink]
-    fixed: list[str]
-
-    @classmethod
-    def of(cls, report: CheckReport) -> CheckOut:
-        return cls(
-            clean=report.clean,
-            broken_links=[LinkPair(source=s, target=t) for s, t in report.broken_links],
-            one_sided_links=[LinkPair(source=s, target=t) for s, t in report.one_sided],
-            duplicate_ids=[DuplicateId(id=i, paths=p) for i, p in report.duplicate_ids],
-            malformed=[Malformed(path=p, problem=m) for p, m in report.malformed],
-            ambiguous_links=[
-                AmbiguousLink(source=s, target=t, candidates=c) for s, t, c in report.ambiguous
-            ],
-            fixed=report.fixed,
-        )
-
-
-class StatsOut(RootModel[Stats]):
-    """`memvault stats`: the Stats record's fields."""
-
-
-class ArchiveOut(Output):
-    """The memories `memvault archive --expired` moved to the archive."""
-
-    archived: list[str]
-
-
-class ImportOut(RootModel[ImportReport]):
-    """What `memvault import` created, found already here, and left alone as conflicts."""

@@ -181,24 +181,56 @@ class Deleted:
 
 
 @dataclass
+class LinkPair:
+    """A link from one memory to another (as written when it dangles)."""
+
+    source: str
+    target: str
+
+
+@dataclass
+class DuplicateId:
+    id: str
+    paths: list[str]
+
+
+@dataclass
+class Malformed:
+    """A file memvault indexes read-only, and why."""
+
+    path: str
+    problem: str
+
+
+@dataclass
+class AmbiguousLink:
+    """A link whose bare name fits several files (it resolves to the nearest)."""
+
+    source: str
+    target: str
+    candidates: list[str]
+
+
+@dataclass
 class CheckReport:
-    """What `memvault check` found, and with `--fix`, what it repaired."""
+    """What `memvault check` found, and with `--fix`, what it repaired; `clean` when nothing
+    is left to report."""
 
-    broken_links: list[tuple[str, str]] = field(default_factory=list)
-    one_sided: list[tuple[str, str]] = field(default_factory=list)
-    duplicate_ids: list[tuple[str, list[str]]] = field(default_factory=list)
-    malformed: list[tuple[str, str]] = field(default_factory=list)
-    ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    broken_links: list[LinkPair] = field(default_factory=list)
+    one_sided_links: list[LinkPair] = field(default_factory=list)
+    duplicate_ids: list[DuplicateId] = field(default_factory=list)
+    malformed: list[Malformed] = field(default_factory=list)
+    ambiguous_links: list[AmbiguousLink] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
+    clean: bool = field(init=False)
 
-    @property
-    def clean(self) -> bool:
-        return not (
+    def __post_init__(self) -> None:
+        self.clean = not (
             self.broken_links
-            or self.one_sided
+            or self.one_sided_links
             or self.duplicate_ids
             or self.malformed
-            or self.ambiguous
+            or self.ambiguous_links
         )
 
 

@@ -200,7 +200,8 @@ def test_cli_stats_archive_export_import_verify_context(vault_dir: Path, tmp_pat
     assert figures["by_scope"] == {"(global)": 1, "shop": 1}
     assert json.loads(run("list", "--archived", "--json")[1])["total"] == 0
     assert json.loads(run("archive", "--expired", "--json")[1]) == {
-        "archived": ["archive/short-lived.md"]
+        "finished_renames": [],
+        "archived": ["archive/short-lived.md"],
     }
     assert json.loads(run("list", "--archived", "--json")[1])["total"] == 1
     assert run("verify", "gotcha-one")[0] == 0

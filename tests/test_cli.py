@@ -217,3 +217,24 @@ def test_no_command_but_serve_imports_the_mcp_sdk(vault_dir: Path) -> None:
     )
     assert done.stdout.splitlines()[-1] == "[]"
     assert '"total": 1' in done.stdout
+
+
+def test_commands_without_json_of_a_tool_do_not_import_pydantic(vault_dir: Path) -> None:
+    """pydantic costs about 0.1 s at start: only a tool's --json output (output.py) needs it,
+    so text output and the upkeep commands' JSON (records printed as they are) go without."""
+    script = (
+        "import sys\n"
+        "from memvault.cli import main\n"
+        "for args in (['write', '--title', 'T', 'x'], ['search', 'x'], ['list'],"
+        " ['sync', '--json'], ['check', '--json'], ['stats', '--json'], ['reindex', '--json']):\n"
+        "    try:\n"
+        "        main(['--vault', sys.argv[1], *args], standalone_mode=False)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(vault_dir)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert '"added": 0' in done.stdout and '"clean": true' in done.stdout

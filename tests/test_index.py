@@ -12,7 +12,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.indexer import file_rows
-from memvault.records import Filter, Usage
+from memvault.records import AmbiguousLink, Filter, Usage
 from memvault.store import VaultStore
 from memvault.vault import VaultService
 
@@ -53,9 +53,9 @@ def test_resolution_order_path_stem_title_alias_nearest_folder(
         1,
         1,
     )
-    assert vault.check().ambiguous == [
-        ("b/source.md", "note", ["a/note.md", "b/note.md"]),
-        ("b/source.md", "Note.md", ["a/note.md", "b/note.md"]),
+    assert vault.check().ambiguous_links == [
+        AmbiguousLink("b/source.md", "note", ["a/note.md", "b/note.md"]),
+        AmbiguousLink("b/source.md", "Note.md", ["a/note.md", "b/note.md"]),
     ]
 
 

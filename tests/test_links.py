@@ -9,6 +9,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.errors import Invalid
+from memvault.records import DuplicateId, LinkPair
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -75,7 +76,7 @@ def test_rename_rewrites_every_inbound_link_keeping_its_parts(
         "| t | [[new-name\\|cell]] |\n"
     )
     assert {row.source for row in vault.backlinks(vault.get(old.id))} == {"b/source.md"}
-    assert vault.check().broken_links == [("b/source.md", "unrelated")]
+    assert vault.check().broken_links == [LinkPair("b/source.md", "unrelated")]
 
 
 def test_rename_leaves_files_without_frontmatter_without_frontmatter(
@@ -114,17 +115,17 @@ def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
     beta.write_text(beta.read_text().replace("\n## Related\n- [[alpha|Alpha]]\n", ""))
     vault.rebuild()
     report = vault.check()
-    assert report.one_sided == [("alpha.md", "beta.md")]
-    assert report.duplicate_ids == [(a.id, ["alpha.md", "copy.md"])]
+    assert report.one_sided_links == [LinkPair("alpha.md", "beta.md")]
+    assert report.duplicate_ids == [DuplicateId(a.id, ["alpha.md", "copy.md"])]
     fixed = vault.check(fix=True)
-    assert fixed.fixed and fixed.one_sided == [] and fixed.duplicate_ids == []
+    assert fixed.fixed and fixed.one_sided_links == [] and fixed.duplicate_ids == []
     assert "[[alpha|Alpha]]" in body_of(vault, "beta")
     assert vault.get(a.id).path == "alpha.md"
 
 
 def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -> None:
     vault.create("Source", "Points at [[Future note]].")
-    assert vault.check().broken_links == [("source.md", "Future note")]
+    assert vault.check().broken_links == [LinkPair("source.md", "Future note")]
     vault.create("Future note", "here now")
     assert vault.check().broken_links == []
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]

@@ -7,19 +7,19 @@ the matching MCP tool returns (memvault.output), so both faces give one shape.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import BaseModel
 
 from ..config import DEFAULT_VAULT, ContextSettings, Settings
 from ..errors import MemvaultError
-from ..output import as_json
 from ..records import Filter
 from ..vault import VaultService
 
@@ -111,9 +111,15 @@ def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
         vault.close()
 
 
-def emit(model: BaseModel) -> None:
-    """Print a result as --json gives it: the JSON of the matching MCP tool's model."""
-    click.echo(as_json(model))
+def emit(result: Any, *more: Any) -> None:
+    """Print a result as --json gives it: the matching MCP tool's output model (output.py,
+    imported by the commands only for --json: pydantic costs about 0.1 s), or for a command no
+    tool has, the fields of its records (of each in turn, as one object)."""
+    if is_dataclass(result):
+        data = {k: v for record in (result, *more) for k, v in asdict(record).items()}
+    else:
+        data = result.model_dump(mode="json")
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def read_content(content: str | None) -> str | None:

@@ -7,16 +7,7 @@ from typing import Any
 import click
 
 from ..briefing import build_briefing
-from ..output import (
-    ContextOut,
-    ListOut,
-    SearchOut,
-    StatsOut,
-    hit_line,
-    list_heading,
-    note_line,
-    search_heading,
-)
+from ..text import hit_line, list_heading, note_line, search_heading
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
 
 
@@ -34,6 +25,8 @@ def search(
     with service(ctx) as vault:
         page = vault.search(query, limit, offset, make_filter(**filters))
     if as_json:
+        from ..output import SearchOut
+
         emit(SearchOut.of(page))
         return
     for hit in page.results:
@@ -57,6 +50,8 @@ def list_(
     with service(ctx) as vault:
         rows, total = vault.list_memories(make_filter(**filters), sort, limit, offset)
     if as_json:
+        from ..output import ListOut
+
         emit(ListOut.of(rows, total))
         return
     for row in rows:
@@ -74,6 +69,8 @@ def context(ctx: click.Context, scope: str | None, max_tokens: int, as_json: boo
     with service(ctx) as vault:
         briefing = build_briefing(vault, scope, max_tokens, settings_of(ctx).context)
     if as_json:
+        from ..output import ContextOut
+
         emit(ContextOut.of(briefing))
     else:
         click.echo(briefing.text, nl=False)
@@ -88,7 +85,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     with service(ctx) as vault:
         figures = vault.stats()
     if as_json:
-        emit(StatsOut(figures))
+        emit(figures)
         return
     click.echo(f"{figures.memories} memories, {figures.bytes:,} bytes")
     for name, counts in (

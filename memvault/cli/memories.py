@@ -5,18 +5,8 @@ from __future__ import annotations
 import click
 
 from ..markdown import BodyEdit
-from ..output import (
-    Edited,
-    LinkOut,
-    MemoryOut,
-    ReadFormat,
-    Removed,
-    SessionOut,
-    Verified,
-    Written,
-    plain_text,
-)
 from ..session_notes import save_session_notes
+from ..text import ReadFormat, plain_text
 from . import emit, json_option, main, read_content, service, tag_option
 
 
@@ -50,6 +40,8 @@ def write(
             title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate
         )
     if as_json:
+        from ..output import Written
+
         emit(Written.of(memory))
     else:
         click.echo(f"{memory.id}  {memory.path}")
@@ -78,6 +70,8 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
                 err=True,
             )
         if fmt == "json":
+            from ..output import MemoryOut
+
             emit(MemoryOut.of(found, vault.outgoing(memory), vault.backlinks(memory), fmt))
         elif fmt == "plain":
             click.echo(plain_text(memory), nl=False)
@@ -133,6 +127,8 @@ def edit(
             expected_updated_at=expected_updated_at,
         )
     if as_json:
+        from ..output import Edited
+
         emit(Edited.of(memory))
     else:
         click.echo(f"{memory.id}  {memory.path}")
@@ -147,6 +143,8 @@ def rm(ctx: click.Context, identifier: str, as_json: bool) -> None:
     with service(ctx) as vault:
         deleted = vault.delete(identifier)
     if as_json:
+        from ..output import Removed
+
         emit(Removed.of(deleted))
     else:
         click.echo(f"deleted {deleted.memory.path}; links removed from {len(deleted.changed)}")
@@ -161,6 +159,8 @@ def verify(ctx: click.Context, identifier: str, as_json: bool) -> None:
     with service(ctx) as vault:
         memory = vault.verify(identifier)
     if as_json:
+        from ..output import Verified
+
         emit(Verified.of(memory))
     else:
         click.echo(f"verified {memory.path} at {memory.last_reviewed}")
@@ -177,6 +177,8 @@ def link(ctx: click.Context, source: str, target: str, text: str | None, as_json
     with service(ctx) as vault:
         change = vault.link(source, target, text)
     if as_json:
+        from ..output import LinkOut
+
         emit(LinkOut.of(change))
     else:
         state = f"wrote {change.markdown}" if change.changed else "already linked"
@@ -193,6 +195,8 @@ def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
     with service(ctx) as vault:
         change = vault.unlink(source, target)
     if as_json:
+        from ..output import LinkOut
+
         emit(LinkOut.of(change))
     else:
         state = "unlinked" if change.changed else "were not linked"
@@ -222,6 +226,8 @@ def session_notes(
             vault, summary, list(highlights), list(next_steps), list(decisions), scope
         )
     if as_json:
+        from ..output import SessionOut
+
         emit(SessionOut.of(notes))
     else:
         click.echo(f"{notes.memory.id}  {notes.memory.path} (linked {len(notes.linked)})")

@@ -8,9 +8,7 @@ from typing import Any, TextIO
 
 import click
 
-from ..exchange import dump, export_records, import_records, load
-from ..output import ArchiveOut, CheckOut, ImportOut, RebuildOut, SyncOut
-from ..records import RebuildSummary, Skipped
+from ..records import CheckReport, Maintenance, RebuildSummary, Skipped
 from ..vault import VaultService
 from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
 
@@ -41,7 +39,7 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     with service(ctx, fill=False) as vault:
         summary = rebuild_with_progress(vault, sys.stderr.isatty() and not as_json)
     if as_json:
-        emit(RebuildOut.of(summary))
+        emit(summary)
         return
     click.echo(
         f"indexed {summary.notes} notes in {summary.seconds:.2f}s: {summary.links} links, "
@@ -58,15 +56,14 @@ def sync(ctx: click.Context, as_json: bool) -> None:
     with service(ctx, fill=False) as vault:
         summary = vault.sync()
         done = vault.maintain()
-    out = SyncOut.of(summary, done)
     if as_json:
-        emit(out)
+        emit(summary, done)
         return
     click.echo(
-        f"synced in {out.seconds:.2f}s: {out.added} added, {out.updated} updated, "
-        f"{out.moved} moved, {out.removed} removed"
+        f"synced in {summary.seconds:.2f}s: {summary.added} added, {summary.updated} updated, "
+        f"{summary.moved} moved, {summary.removed} removed"
     )
-    echo_skipped(out.skipped)
+    echo_skipped(summary.skipped)
     for line in done.lines():
         click.echo(line)
 
@@ -78,7 +75,7 @@ def sync(ctx: click.Context, as_json: bool) -> None:
 def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
     """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
     with service(ctx) as vault:
-        out = CheckOut.of(vault.check(fix=fix))
+        out = vault.check(fix=fix)
     if as_json:
         emit(out)
     else:
@@ -87,7 +84,7 @@ def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
         ctx.exit(EXIT_ERROR)
 
 
-def echo_check(out: CheckOut) -> None:
+def echo_check(out: CheckReport) -> None:
     """What check found (and fixed), one line each."""
     for fixed in out.fixed:
         click.echo(f"fixed: {fixed}")
@@ -117,7 +114,7 @@ def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
     with service(ctx) as vault:
         moved = vault.archive_expired()
     if as_json:
-        emit(ArchiveOut(archived=moved))
+        emit(Maintenance(archived=moved))
     else:
         click.echo(f"archived {len(moved)} memories" + "".join(f"\n  {p}" for p in moved))
 
@@ -128,6 +125,8 @@ def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
 @click.pass_context
 def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
     """Print every memory (or the filtered ones) with metadata, links and usage."""
+    from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
+
     where = make_filter(**{**filters, "archived": filters["archived"] or None})
     with service(ctx) as vault:
         for chunk in dump(export_records(vault, where), fmt):
@@ -140,11 +139,13 @@ def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
 @click.pass_context
 def import_(ctx: click.Context, file: TextIO, as_json: bool) -> None:
     """Import an export (JSON or JSON Lines): new ids are created, others reported."""
+    from ..exchange import import_records, load  # builds on output.py's models (pydantic)
+
     records = load(file.read())
     with service(ctx) as vault:
         report = import_records(vault, records)
     if as_json:
-        emit(ImportOut(report))
+        emit(report)
     else:
         click.echo(
             f"created {len(report.created)}, unchanged {len(report.unchanged)}, "

@@ -9,7 +9,8 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from ..markdown import BodyEdit
-from ..output import Edited, MemoryOut, ReadFormat, Removed, Verified, Written, as_json
+from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
+from ..text import ReadFormat
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
 
 CATEGORY_GUIDE = (

@@ -8,16 +8,9 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..exchange import dump, export_records
-from ..output import (
-    ExportOut,
-    ListOut,
-    SearchOut,
-    hit_line,
-    list_heading,
-    note_line,
-    search_heading,
-)
+from ..output import ExportOut, ListOut, SearchOut
 from ..records import Filter
+from ..text import hit_line, list_heading, note_line, search_heading
 from .common import READ, ToolGroup, reply, tool, tool_errors
 
 

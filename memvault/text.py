@@ -1,0 +1,44 @@
+"""The readable text of results, shared by both faces: one line per search hit and listed
+memory (search_mem's and list_mem's text, `memvault search` and `list`), and a memory without
+markdown syntax. Plain strings: no pydantic, so a command that prints text starts fast."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from . import clock
+from .markdown import to_plain
+from .model import Memory
+from .records import NoteRow, SearchHit, SearchPage
+
+# How read_mem and `memvault read` give a memory.
+ReadFormat = Literal["markdown", "plain", "json"]
+
+
+def plain_text(memory: Memory) -> str:
+    """A memory's title and body without markdown syntax."""
+    return f"{memory.title}\n\n{to_plain(memory.body).strip()}\n"
+
+
+def hit_line(hit: SearchHit) -> str:
+    """A search hit on one line (search_mem's text, `memvault search`)."""
+    return (
+        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, reviewed "
+        f"{clock.age(hit.last_reviewed)}): {' '.join(hit.snippet.split())}"
+    )
+
+
+def note_line(row: NoteRow) -> str:
+    """A listed memory on one line (list_mem's text, `memvault list`)."""
+    return (
+        f"{row.title} (id {row.id}, {row.path}, updated {row.age}, reviewed "
+        f"{clock.age(row.last_reviewed)}, used {row.access_count}x)"
+    )
+
+
+def search_heading(page: SearchPage, query: str) -> str:
+    return f"{len(page.results)} of {page.total} memories match {query!r}."
+
+
+def list_heading(shown: int, total: int, offset: int) -> str:
+    return f"{shown} of {total} memories (from {offset})."
