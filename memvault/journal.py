@@ -28,10 +28,6 @@ class Journal:
         atomic_write(self.folder / name, json.dumps(entry, ensure_ascii=False))
         return name
 
-    def pending(self) -> bool:
-        """Whether any operation is unfinished (a listing, no file is read)."""
-        return self.folder.is_dir() and any(self.folder.glob("*.json"))
-
     def entries(self) -> list[tuple[str, dict[str, Any]]]:
         """Unfinished operations, oldest first (a garbled entry is dropped with a warning)."""
         if not self.folder.is_dir():
