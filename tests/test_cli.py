@@ -203,38 +203,45 @@ def test_real_subprocess_round_trip(vault_dir: Path) -> None:
     assert progress.stdout.startswith("indexed 1 notes") and progress.stderr == ""
 
 
-def test_no_command_but_serve_imports_the_mcp_sdk(vault_dir: Path) -> None:
-    """The SDK costs most of a second at start; only `serve` may load it."""
+def run_and_list_modules(vault: Path, commands: list[list[str]], package: str) -> list[str]:
+    """Run CLI commands in one fresh interpreter; its output, ending with the modules of
+    `package` that got imported."""
     script = (
         "import sys\n"
         "from memvault.cli import main\n"
-        "for args in (['--help'], ['write', '--title', 'T', 'x'], ['search', 'x', '--json']):\n"
-        "    main(['--vault', sys.argv[1], *args], standalone_mode=False)\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))\n"
+        f"for args in {commands!r}:\n"
+        "    try:\n"
+        "        main(['--vault', sys.argv[1], *args], standalone_mode=False)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] == {package!r}))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script, str(vault_dir)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", script, str(vault)], capture_output=True, text=True, check=True
     )
-    assert done.stdout.splitlines()[-1] == "[]"
-    assert '"total": 1' in done.stdout
+    return done.stdout.splitlines()
+
+
+def test_no_command_but_serve_imports_the_mcp_sdk(vault_dir: Path) -> None:
+    """The SDK costs most of a second at start; only `serve` may load it."""
+    commands = [["--help"], ["write", "--title", "T", "x"], ["search", "x", "--json"]]
+    output = run_and_list_modules(vault_dir, commands, "mcp")
+    assert output[-1] == "[]"
+    assert '"total": 1' in "\n".join(output)
 
 
 def test_commands_without_json_of_a_tool_do_not_import_pydantic(vault_dir: Path) -> None:
     """pydantic costs about 0.1 s at start: only a tool's --json output (output.py) needs it,
     so text output and the upkeep commands' JSON (records printed as they are) go without."""
-    script = (
-        "import sys\n"
-        "from memvault.cli import main\n"
-        "for args in (['write', '--title', 'T', 'x'], ['search', 'x'], ['list'],"
-        " ['sync', '--json'], ['check', '--json'], ['stats', '--json'], ['reindex', '--json']):\n"
-        "    try:\n"
-        "        main(['--vault', sys.argv[1], *args], standalone_mode=False)\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(vault_dir)], capture_output=True, text=True, check=True
-    )
-    assert done.stdout.splitlines()[-1] == "[]"
-    assert '"added": 0' in done.stdout and '"clean": true' in done.stdout
+    commands = [
+        ["write", "--title", "T", "x"],
+        ["search", "x"],
+        ["list"],
+        ["sync", "--json"],
+        ["check", "--json"],
+        ["stats", "--json"],
+        ["reindex", "--json"],
+    ]
+    output = run_and_list_modules(vault_dir, commands, "pydantic")
+    assert output[-1] == "[]"
+    assert '"added": 0' in "\n".join(output) and '"clean": true' in "\n".join(output)
