@@ -123,11 +123,14 @@ def sync(
     return summary
 
 
-def rebuild(index: Index, store: VaultStore, progress: Progress | None = None) -> RebuildSummary:
-    """Make the index again from every file in the vault, in one transaction."""
+def rebuild(
+    index: Index, store: VaultStore, progress: Progress | None = None, sweep: bool = False
+) -> RebuildSummary:
+    """Make the index again from every file in the vault, in one transaction. `sweep` removes
+    temp files a crash left behind on the way (upkeep: `reindex`, never the first read)."""
     started = time.perf_counter()
     summary = RebuildSummary()
-    files = list(store.walk(summary.skipped, sweep=True))
+    files = list(store.walk(summary.skipped, sweep=sweep))
     with index.rebuilding() as db:
         jobs = [(str(store.root), f.path, f.size, f.mtime_ns) for f in files]
         for done, rows in enumerate(_parsed(jobs), start=1):

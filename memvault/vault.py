@@ -351,8 +351,9 @@ class VaultService:
     # -- the whole vault -------------------------------------------------------------------
 
     def rebuild(self, progress: Progress | None = None) -> RebuildSummary:
-        """Make the index again from the files (kept state survives)."""
-        return indexer.rebuild(self._index, self._store, progress)
+        """Make the index again from the files (kept state survives), and remove temp files
+        a crash left behind."""
+        return indexer.rebuild(self._index, self._store, progress, sweep=True)
 
     def sync(self) -> SyncSummary:
         """Index what changed on disk since the last pass (edits made outside memvault), and

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.config import Settings
 from memvault.records import Usage
 from memvault.vault import VaultService
 from memvault.watch import VaultWatcher
@@ -123,3 +124,16 @@ def test_the_watcher_follows_folder_moves_and_survives_bad_files(
     (vault_dir / "bad.md").write_bytes(b"\xff\xff")
     write_file(vault_dir, "after.md", "# After\nplatypus\n")
     eventually(lambda: titles(watched, "platypus") == ["After"])
+
+
+def test_a_first_read_leaves_a_crash_s_temp_file_and_upkeep_removes_it(vault_dir: Path) -> None:
+    """Opening a vault with no index yet builds one, but only upkeep deletes leftovers."""
+    write_file(vault_dir, "note.md", "# Note\n")
+    leftover = write_file(vault_dir, ".note.md.1a2b3c4d.memvault-tmp", "half a write")
+    os.utime(leftover, (time.time() - 3600, time.time() - 3600))
+    reader = VaultService.open(Settings(vault=vault_dir))
+    assert [hit.path for hit in reader.search("note").results] == ["note.md"]
+    assert leftover.exists()
+    reader.sync()
+    assert not leftover.exists()
+    reader.close()
