@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install compile run test lint format inspector bench bench-full bench-peers clean
+.PHONY: install compile run test lint format inspector bench bench-full bench-peers bench-quality clean
 
 install: $(STAMP)
 
@@ -44,6 +44,10 @@ bench-full: compile
 
 bench-peers: $(STAMP)
 	$(BIN)/python benchmarks/peers.py
+
+# Search quality (recall@1/5/10, MRR) on the LoCoMo dev split and our own npm-docs questions.
+bench-quality: $(STAMP)
+	$(BIN)/python benchmarks/quality.py
 
 format: $(STAMP)
 	$(BIN)/ruff format memvault tests benchmarks

@@ -28,6 +28,18 @@ DECISION = 'facets : "\ue0001559538794693009546"'
             '(("decide" OR "payment" OR "retries"))',
         ),
         (
+            "What's Melanie's favourite trail? She didn't say.",
+            EVERY,
+            '((("Melanie") AND ("favourite") AND ("trail")))',
+            '(("Melanie" OR "favourite" OR "trail"))',
+        ),
+        (
+            "O'Brien's e-mail, we'll see",
+            EVERY,
+            '((("O Brien") AND ("e mail") AND ("see")))',
+            '(("O Brien" OR "e mail" OR "see"))',
+        ),
+        (
             '"exact phrase" -draft',
             EVERY,
             '((("exact phrase")) NOT "draft")',

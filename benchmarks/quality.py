@@ -1,0 +1,215 @@
+"""Search quality: recall@1/5/10 and MRR of `search_mem` on question sets with known answers.
+
+    python benchmarks/quality.py [--sets locomo npm-docs] [--json FILE]
+
+Never part of `make test` (`make bench-quality` runs it). Each set is written into a fresh vault
+through the service, as `write_mem` writes, and each question is asked through the service's
+search as an assistant would ask it (the question as written, 10 results):
+
+- `locomo`: the LoCoMo dev split in ../shared/data/locomo-dev (see its README): each session of
+  the five conversations is one memory in one vault; a question's recall@k is the share of its
+  evidence sessions among the first k results. Reported per question category too.
+- `npm-docs`: the 83 markdown pages of npm's documentation (from the npm package on the npm
+  registry, fetched once into benchmarks/.cache) and our own paraphrased how-do-I questions
+  (benchmarks/quality/npm-docs.json, written before any tuning); a question is found at k when
+  any of its answer pages is among the first k results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from memvault.config import Settings
+from memvault.vault import VaultService
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
+LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev"
+NPM_VERSION = "10.9.2"
+KS = (1, 5, 10)
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+_EVIDENCE = re.compile(r"D(\d+):")
+
+
+@dataclass
+class Question:
+    """A question as asked, the titles that answer it, and how finding them is counted."""
+
+    text: str
+    answers: set[str]
+    category: str = "all"
+    any_answer: bool = False
+
+    def found(self, titles: list[str], k: int) -> float:
+        """The share of answers among the first k titles (1.0 or 0.0 when any answer will do)."""
+        got = len(self.answers & {t.lower() for t in titles[:k]})
+        if self.any_answer:
+            return float(got > 0)
+        return got / len(self.answers)
+
+    def reciprocal_rank(self, titles: list[str]) -> float:
+        """1 / the rank of the first answer among the results, 0 when none is there."""
+        for rank, title in enumerate(titles, 1):
+            if title.lower() in self.answers:
+                return 1.0 / rank
+        return 0.0
+
+
+@dataclass
+class QuestionSet:
+    """Notes to write (title, body) and the questions asked of them."""
+
+    name: str
+    notes: list[tuple[str, str]]
+    questions: list[Question]
+
+
+@dataclass
+class Score:
+    """Recall at each k and MRR, summed over questions until `mean` divides them."""
+
+    count: int = 0
+    recall: dict[int, float] = field(default_factory=lambda: dict.fromkeys(KS, 0.0))
+    mrr: float = 0.0
+
+    def add(self, question: Question, titles: list[str]) -> None:
+        self.count += 1
+        for k in KS:
+            self.recall[k] += question.found(titles, k)
+        self.mrr += question.reciprocal_rank(titles)
+
+    def row(self) -> dict[str, float]:
+        """The means, rounded for the table and the JSON."""
+        n = max(self.count, 1)
+        out = {f"recall@{k}": round(self.recall[k] / n, 4) for k in KS}
+        return out | {"mrr": round(self.mrr / n, 4), "questions": self.count}
+
+
+def locomo() -> QuestionSet:
+    """The LoCoMo dev split: one memory per session, turns as `- **Speaker:** text` lines."""
+    notes: list[tuple[str, str]] = []
+    questions: list[Question] = []
+    for path in sorted(LOCOMO.glob("*.json")):
+        conversation = json.loads(path.read_text())
+        number = path.stem
+        for key, turns in conversation.items():
+            session = re.fullmatch(r"session_(\d+)", key)
+            if session is None or not turns:
+                continue
+            body = "\n".join(f"- **{t['speaker']}:** {t['text']}" for t in turns)
+            notes.append((_session_title(number, session.group(1)), body))
+        for qa in conversation["qa"]:
+            sessions = {
+                _session_title(number, s)
+                for s in _EVIDENCE.findall(" ".join(qa.get("evidence", [])))
+            }
+            if sessions:
+                category = LOCOMO_CATEGORIES.get(qa["category"], str(qa["category"]))
+                questions.append(Question(qa["question"], sessions, category))
+    return QuestionSet("locomo", notes, questions)
+
+
+def _session_title(conversation: str, session: str) -> str:
+    return f"conversation {conversation} session {session}".lower()
+
+
+def npm_docs() -> QuestionSet:
+    """npm's documentation pages (title from their frontmatter, description over the body)."""
+    spec = json.loads((HERE / "quality" / "npm-docs.json").read_text())
+    notes = []
+    for page in sorted(_npm_pages().rglob("*.md")):
+        _, front, body = page.read_text().split("---\n", 2)
+        meta = yaml.safe_load(front)
+        notes.append((str(meta["title"]), f"{meta.get('description', '')}\n\n{body.strip()}"))
+    questions = [
+        Question(q["q"], {a.lower() for a in q["answers"]}, any_answer=True)
+        for q in spec["questions"]
+    ]
+    return QuestionSet("npm-docs", notes, questions)
+
+
+def _npm_pages() -> Path:
+    """npm's docs/content folder, unpacked once from the package on the npm registry."""
+    folder = CACHE / f"npm-{NPM_VERSION}"
+    pages = folder / "package" / "docs" / "content"
+    if not pages.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "pack", f"npm@{NPM_VERSION}", "--silent"],
+            cwd=folder,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        with tarfile.open(folder / f"npm-{NPM_VERSION}.tgz") as archive:
+            archive.extractall(folder, filter="data")
+    return pages
+
+
+SETS: dict[str, Callable[[], QuestionSet]] = {"locomo": locomo, "npm-docs": npm_docs}
+
+
+def measure(qs: QuestionSet) -> Iterator[tuple[str, dict[str, float]]]:
+    """Write the set's notes into a fresh vault, ask every question; (category, scores) rows."""
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = VaultService.open(Settings(vault=Path(tmp) / "vault"))
+        titles_by_id = {}
+        for title, body in qs.notes:
+            memory = vault.create(title, body, allow_duplicate=True)
+            titles_by_id[memory.id] = title.lower()
+        scores: dict[str, Score] = defaultdict(Score)
+        for question in qs.questions:
+            hits = vault.search(question.text, limit=max(KS)).results
+            titles = [titles_by_id.get(h.id, h.title.lower()) for h in hits]
+            scores["all"].add(question, titles)
+            if question.category != "all":
+                scores[question.category].add(question, titles)
+        vault.close()
+    for category in ["all", *sorted(c for c in scores if c != "all")]:
+        yield category, scores[category].row()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=sorted(SETS))
+    parser.add_argument("--json", type=Path, help="also write the rows to this file")
+    args = parser.parse_args()
+    rows = []
+    print(_line("set", "mode", "category", "n", "R@1", "R@5", "R@10", "MRR"))
+    for name in args.sets:
+        qs = SETS[name]()
+        for category, row in measure(qs):
+            rows.append({"set": name, "mode": "keyword", "category": category} | row)
+            scores = [f"{row[key]:.3f}" for key in ("recall@1", "recall@5", "recall@10", "mrr")]
+            print(_line(name, "keyword", category, str(row["questions"]), *scores))
+        sys.stdout.flush()
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+def _line(name: str, mode: str, category: str, count: str, *scores: str) -> str:
+    """One row of the printed table."""
+    return f"{name:<10} {mode:<8} {category:<12} {count:>4} " + " ".join(f"{s:>6}" for s in scores)
+
+
+if __name__ == "__main__":
+    main()
