@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import MemvaultError
+from .stdio import run_stdio
 
 log = logging.getLogger(__name__)
 
@@ -92,4 +93,5 @@ def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> No
 
 
 def serve_stdio(server: MCPServer) -> None:
-    anyio.run(server.run_stdio_async)
+    """Serve over stdin and stdout until stdin closes; every line gets an answer."""
+    anyio.run(run_stdio, server)
