@@ -76,6 +76,27 @@ def announce(root: str, url: str | None, token: bool) -> None:
     show_default=True,
     help="Logs go to stderr.",
 )
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="HTTP: seconds a connection has to send a request's headers.",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="HTTP: seconds a connection may stay idle after a response.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="HTTP: open connections at most; one more is refused (503).",
+)
 @click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
 @click.pass_context
 def serve(
@@ -85,6 +106,9 @@ def serve(
     port: int,
     token: str | None,
     log_level: str,
+    header_timeout: float,
+    idle_timeout: int,
+    max_connections: int,
     no_watch: bool,
 ) -> None:
     """Serve the vault to MCP clients (stdio by default, or streamable HTTP at /mcp).
@@ -97,6 +121,7 @@ def serve(
     # of a second each at 100k notes, which no other command pays (hence the import here).
     starting = VaultService.start(settings)
     from ..server import LogLevel, build_server
+    from ..server.connections import HttpLimits
     from ..server.transport import MCP_PATH, serve_http, serve_stdio
 
     vault, done = starting.finish()
@@ -107,7 +132,8 @@ def serve(
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
             announce(str(vault.root), url, bool(token))
-            serve_http(server, host, port, token)
+            limits = HttpLimits(header_timeout, idle_timeout, max_connections)
+            serve_http(server, host, port, token, limits)
             return
         announce(str(vault.root), None, False)
         with suppress(KeyboardInterrupt):
