@@ -3,12 +3,13 @@ the CLI: no traceback, no bare "Error executing tool X", no pydantic text with l
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from .conftest import write_file
-from .mcp_helpers import stdio_session, structured, text_of
+from .mcp_helpers import stdio_session, structured, tool_error
 from .test_cli import run
 
 pytestmark = pytest.mark.anyio
@@ -35,10 +36,7 @@ async def test_tool_errors_give_the_reason_and_the_next_step(vault_dir: Path) ->
     async with stdio_session(vault_dir) as session:
         await session.call_tool("write_mem", {"title": "Kept", "content": "x"})
 
-        async def error(name: str, args: dict[str, object]) -> str:
-            result = await session.call_tool(name, args)
-            assert result.is_error, (name, args)
-            return text_of(result)
+        error = partial(tool_error, session)
 
         one_line_with(
             await error("edit_mem", {"id": "Broken", "append": "more"}),

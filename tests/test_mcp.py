@@ -6,6 +6,7 @@ import json
 import re
 import socket
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from .mcp_helpers import (
     stdio_session,
     structured,
     text_of,
+    tool_error,
 )
 
 pytestmark = pytest.mark.anyio
@@ -239,10 +241,7 @@ async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) 
     async with stdio_session(vault_dir) as session:
         await session.call_tool("write_mem", {"title": "Payment retry policy", "content": "x"})
 
-        async def error(name: str, args: dict[str, object]) -> str:
-            result = await session.call_tool(name, args)
-            assert result.is_error, (name, args)
-            return text_of(result)
+        error = partial(tool_error, session)
 
         assert "no memory 'nothing'" in await error("read_mem", {"identifier": "nothing"})
         await session.call_tool("write_mem", {"title": "Payment retry policies", "content": "y"})

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
-from typing import cast
+from typing import Any, cast
 
 import click
 
@@ -53,6 +53,38 @@ def announce(root: str, url: str | None, token: bool) -> None:
         )
 
 
+# HTTP connections' limits (server/connections.py): option, type, default, help.
+HTTP_LIMITS: tuple[tuple[str, click.ParamType[Any], float, str], ...] = (
+    (
+        "--header-timeout",
+        click.FloatRange(min=0, min_open=True),
+        10.0,
+        "HTTP: seconds a connection has to send a request's headers.",
+    ),
+    (
+        "--idle-timeout",
+        click.IntRange(min=1),
+        5,
+        "HTTP: seconds a connection may stay idle after a response.",
+    ),
+    (
+        "--max-connections",
+        click.IntRange(min=1),
+        100,
+        "HTTP: open connections at most; one more is refused (503).",
+    ),
+)
+
+
+def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--header-timeout, --idle-timeout and --max-connections (HTTP_LIMITS)."""
+    for name, kind, default, text in reversed(HTTP_LIMITS):
+        command = click.option(name, type=kind, default=default, show_default=True, help=text)(
+            command
+        )
+    return command
+
+
 @main.command()
 @click.option(
     "--transport",
@@ -76,27 +108,7 @@ def announce(root: str, url: str | None, token: bool) -> None:
     show_default=True,
     help="Logs go to stderr.",
 )
-@click.option(
-    "--header-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=10.0,
-    show_default=True,
-    help="HTTP: seconds a connection has to send a request's headers.",
-)
-@click.option(
-    "--idle-timeout",
-    type=click.IntRange(min=1),
-    default=5,
-    show_default=True,
-    help="HTTP: seconds a connection may stay idle after a response.",
-)
-@click.option(
-    "--max-connections",
-    type=click.IntRange(min=1),
-    default=100,
-    show_default=True,
-    help="HTTP: open connections at most; one more is refused (503).",
-)
+@http_limit_options
 @click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
 @click.pass_context
 def serve(

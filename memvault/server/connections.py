@@ -31,9 +31,9 @@ class HttpLimits:
     """A connection has `header_seconds` to send a request's headers and may idle
     `idle_seconds` after a response; at most `connections` are open at once."""
 
-    header_seconds: float = 10.0
-    idle_seconds: int = 5
-    connections: int = 100
+    header_seconds: float
+    idle_seconds: int
+    connections: int
 
 
 def limited_protocol(limits: HttpLimits) -> type[H11Protocol]:
