@@ -89,6 +89,7 @@ def alive_with_parent(pid: int) -> set[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.skipif(workers.parallelism() == 0, reason="one core: a rebuild starts no worker")
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_parse_workers_end_when_their_reindex_is_killed(vault_dir: Path, method: str) -> None:
     for i in range(3 * NOTES):
