@@ -22,6 +22,8 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from .errors import Invalid
+
 START_METHOD_ENV = "MEMVAULT_START_METHOD"
 # Workers yield the cores to the main process, which is the critical path: they parse ahead.
 NICE = 10
@@ -36,7 +38,7 @@ def start_method() -> str:
     forced = os.environ.get(START_METHOD_ENV, "").strip()
     if forced:
         if forced not in multiprocessing.get_all_start_methods():
-            raise ValueError(
+            raise Invalid(
                 f"{START_METHOD_ENV}={forced!r} is not a start method here; use one of "
                 + ", ".join(multiprocessing.get_all_start_methods())
             )

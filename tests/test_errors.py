@@ -3,13 +3,16 @@ the CLI: no traceback, no bare "Error executing tool X", no pydantic text with l
 
 from __future__ import annotations
 
+import subprocess
 from functools import partial
 from pathlib import Path
 
 import pytest
 
+from memvault.workers import START_METHOD_ENV
+
 from .conftest import write_file
-from .mcp_helpers import stdio_session, structured, tool_error
+from .mcp_helpers import MEMVAULT, server_env, stdio_session, structured, tool_error
 from .test_cli import run
 
 pytestmark = pytest.mark.anyio
@@ -77,3 +80,16 @@ def test_cli_errors_are_one_line_without_a_traceback(vault_dir: Path) -> None:
         )
         assert code == 0, out
     assert (vault_dir / "Broken.md").read_text() == BROKEN
+
+
+def test_a_bad_start_method_is_one_line_at_start(vault_dir: Path) -> None:
+    started = subprocess.run(
+        [*MEMVAULT, "--vault", str(vault_dir), "serve"],
+        env={**server_env(), START_METHOD_ENV: "teleport"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (started.returncode, started.stdout) == (1, "")
+    one_line_with(started.stderr, "error: MEMVAULT_START_METHOD='teleport' is not a start method")

@@ -14,6 +14,7 @@ import pytest
 
 from memvault import workers
 from memvault.config import Settings
+from memvault.errors import Invalid
 from memvault.records import Filter
 from memvault.vault import VaultService
 
@@ -49,7 +50,7 @@ def test_a_rebuild_gives_the_same_index_with_either_start_method(
 
 def test_an_unknown_start_method_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(workers.START_METHOD_ENV, "teleport")
-    with pytest.raises(ValueError, match="MEMVAULT_START_METHOD='teleport' is not a start method"):
+    with pytest.raises(Invalid, match="MEMVAULT_START_METHOD='teleport' is not a start method"):
         workers.start_method()
 
 
