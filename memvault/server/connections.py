@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
+
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
 REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
@@ -37,7 +40,9 @@ class HttpLimits:
 
 
 def limited_protocol(limits: HttpLimits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with the header time limit and the connection cap of `limits`."""
+    """uvicorn's h11 protocol with the header time limit and the connection cap of `limits`
+    (h11 is imported here, when serving HTTP: stdio's start does not pay for it)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class Limited(H11Protocol):
         """Closes a connection that has not sent a request's headers in time; refuses one past
