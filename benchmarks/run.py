@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 import floor
+import huge_note
 import mcp_bench
 from gen_vault import generate
 from mcp import StdioServerParameters
@@ -339,6 +340,13 @@ def bench_http(b: Bench, maker: MemoryMaker) -> Row:
     )
 
 
+def bench_huge_note(b: Bench, asked: list[Query]) -> Row:
+    """Search with no filter once the vault also holds a 50 MB note (added last: it stays)."""
+    log(f"[{b.size}] search with a 50 MB note x{len(asked)}")
+    times = huge_note.search_times(b.vault, b.index, asked)
+    return latency_row("search in-process, a 50 MB note in the vault", b.size, times, 50, None)
+
+
 def bench_size(size: int, runs: int, seed: int) -> list[Row]:
     """Every measurement on one working copy of the vault with `size` notes."""
     work = CACHE / f"work-{size}"
@@ -365,6 +373,7 @@ def bench_size(size: int, runs: int, seed: int) -> list[Row]:
         maker = MemoryMaker(b.vault, seed)
         rows.append(bench_write(b, maker))
         rows.append(bench_http(b, maker))
+        rows.append(bench_huge_note(b, asked))
     shutil.rmtree(work)
     return rows
 

@@ -11,12 +11,18 @@ from . import clock
 from .errors import Invalid
 from .model import ARCHIVE
 
+# The longest ttl_days: a hundred years (a date past year 9999 cannot be written at all).
+MAX_TTL_DAYS = 36_525
+
 
 def expiry_from(expires_at: str | None, ttl_days: float | None) -> str | None:
     """The `expires_at` to write, from an ISO date or a number of days from now."""
     if ttl_days is not None:
-        if ttl_days <= 0:
-            raise Invalid(f"ttl_days must be positive, not {ttl_days}")
+        if not 0 < ttl_days <= MAX_TTL_DAYS:
+            raise Invalid(
+                f"ttl_days must be more than 0 and at most {MAX_TTL_DAYS} (100 years), not"
+                f" {ttl_days}; leave it out for a memory that does not expire"
+            )
         expires_at = clock.iso(clock.now() + dt.timedelta(days=ttl_days))
     return clean_expiry(expires_at)
 
@@ -28,13 +34,14 @@ def clean_expiry(expires_at: str | None) -> str | None:
     text = str(expires_at).strip()
     try:
         moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError) as exc:
         raise Invalid(
-            f"expires_at {text!r} is not an ISO date; use e.g. 2025-01-31 or 2025-01-31T12:00:00Z"
+            f"expires_at {text!r} is not an ISO date memvault can store; use e.g. 2025-01-31"
+            " or 2025-01-31T12:00:00Z"
         ) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def archive_folder(category: str | None) -> str:

@@ -30,10 +30,11 @@ from .records import (
     Stats,
     Usage,
 )
-from .rows import NoteRows, content_hash, link_key, note_rows
+from .rows import NoteRows, content_hash, link_key, note_rows, section_rowids
 from .schema import DERIVED_TABLES, LINK_INDEXES, NOTE_INDEXES, TABLES, open_index, run_script
 from .search_sql import (
     ARCHIVED,
+    NOTE_OF_ROW,
     SORTS,
     Statement,
     count_sql,
@@ -173,10 +174,11 @@ class Index:
             " related) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(rowid, *link) for link in rows.links],
         )
-        db.execute(
+        first, _ = section_rowids(rowid)
+        db.executemany(
             "INSERT INTO notes_fts (rowid, title, aliases, tags, body, facets)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (rowid, *rows.fts),
+            [(first + number, *section) for number, section in enumerate(rows.fts)],
         )
         return rowid
 
@@ -291,7 +293,7 @@ class Index:
             return []
         expression = " AND ".join(f'"{w}"' for w in words)
         rows = self._query(
-            "SELECT n.path FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid"
+            f"SELECT DISTINCT n.path FROM notes_fts JOIN notes n ON n.rowid = {NOTE_OF_ROW}"
             " WHERE notes_fts MATCH ? LIMIT ?",
             (expression, limit),
         )
@@ -519,4 +521,4 @@ def _delete(db: sqlite3.Connection, rowid: int) -> None:
     """Delete a note: aliases, tags and its links go by foreign key (links to it become
     NULL); the FTS table, virtual, has none."""
     db.execute("DELETE FROM notes WHERE rowid = ?", (rowid,))
-    db.execute("DELETE FROM notes_fts WHERE rowid = ?", (rowid,))
+    db.execute("DELETE FROM notes_fts WHERE rowid BETWEEN ? AND ?", section_rowids(rowid))

@@ -34,6 +34,11 @@ class Lookup:
         """The path an identifier names exactly, None if none does; NotFound if several do."""
         if not isinstance(identifier, str) or not identifier.strip():
             raise Invalid("identifier is empty; pass a memory's id, path, slug, title or alias")
+        if "\x00" in identifier:
+            raise Invalid(
+                f"identifier {identifier!r} holds a NUL character, which no memory's name has;"
+                " pass a memory's id, path, slug, title or alias"
+            )
         paths = self._index.resolve(identifier)
         if len(paths) > 1:
             first = self._index.note(paths[0])
@@ -111,13 +116,16 @@ class Lookup:
         if not path.lower().endswith(".md"):
             path += ".md"
         try:
-            if self._store.absolute(path).is_file():
-                text = self._store.read_text(path)
-                self._index.upsert(path, text, self._store.info(path))
-                return path
+            if not self._store.absolute(path).is_file():
+                return None
+        except (Invalid, OSError):  # not a path in the vault, or too long for the OS to look up
+            return None
+        try:
+            text = self._store.read_text(path)
+            self._index.upsert(path, text, self._store.info(path))
+            return path
         except (Invalid, NotFound):
             return None
-        return None
 
 
 def _split_category(identifier: str, index: Index) -> tuple[str | None, str]:

@@ -16,6 +16,13 @@ from .search import fts_text
 # One encoder for every note: json.dumps with options builds a new one per call.
 _json_list = json.JSONEncoder(ensure_ascii=False).encode
 LinkValues = tuple[str, str, str, str, str | None, int, int, int]
+FtsRow = tuple[str, str, str, str, str]
+# FTS5's snippet() weighs every match in a row against every other one, so its time grows with
+# the square of a row's text (a 4 MB note took 39 s to search): a body goes into the FTS table in
+# sections of at most SECTION_CHARS characters, a row each, and a note ranks by its best one.
+SECTION_CHARS = 32_000
+# A note's sections are FTS rows `note rowid << SECTION_BITS` plus 0, 1, 2 ...
+SECTION_BITS = 20
 
 
 @dataclass
@@ -26,7 +33,7 @@ class NoteRows:
     aliases: list[tuple[str, str]]
     tags: list[str]
     links: list[LinkValues]
-    fts: tuple[str, str, str, str, str]
+    fts: list[FtsRow]
     problem: str | None
 
 
@@ -42,6 +49,8 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, text: str) -> NoteRows:
     tags = memory.tags + [t for t in find_tags(memory.body) if t.lower() not in known]
     links = find_links(memory.body)
     related = {link.start for link in related_links(memory.body, links)}
+    facets = note_facets(folder, tags, memory.scope)
+    head, *more = sections(fts_text(memory.body))
     return NoteRows(
         note=(
             memory.path,
@@ -65,15 +74,38 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, text: str) -> NoteRows:
         aliases=[(a, a.lower()) for a in memory.aliases],
         tags=tags,
         links=[link_values(folder, link, link.start in related) for link in links],
-        fts=(
-            fts_text(memory.title),
-            fts_text(" ".join(memory.aliases)),
-            " ".join(tags),
-            fts_text(memory.body),
-            note_facets(folder, tags, memory.scope),
-        ),
+        fts=[
+            (
+                fts_text(memory.title),
+                fts_text(" ".join(memory.aliases)),
+                " ".join(tags),
+                head,
+                facets,
+            ),
+            *(("", "", "", section, facets) for section in more),
+        ],
         problem=memory.problem,
     )
+
+
+def sections(body: str) -> list[str]:
+    """A body cut into pieces of at most SECTION_CHARS characters, each ending after a space or a
+    line break where there is one, so no word is cut in two; one piece for most notes."""
+    pieces: list[str] = []
+    start = 0
+    while len(body) - start > SECTION_CHARS:
+        end = start + SECTION_CHARS
+        cut = max(body.rfind(" ", start, end), body.rfind("\n", start, end)) + 1
+        end = cut if cut > start else end
+        pieces.append(body[start:end])
+        start = end
+    return [*pieces, body[start:]]
+
+
+def section_rowids(note: int) -> tuple[int, int]:
+    """The first and last FTS rowid the sections of note `note` may take."""
+    first = note << SECTION_BITS
+    return first, first + (1 << SECTION_BITS) - 1
 
 
 def link_key(target: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 # Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 TABLES = """
 CREATE TABLE notes (
@@ -60,6 +60,7 @@ CREATE TABLE links (
     related INTEGER NOT NULL,       -- listed under ## Related (written by link_mem)
     target INTEGER REFERENCES notes ON DELETE SET NULL  -- resolved note, NULL while dangling
 );
+-- A note's body is in sections, a row each, rowid `note << rows.SECTION_BITS` plus 0, 1, 2 ...
 CREATE VIRTUAL TABLE notes_fts USING fts5(
     title, aliases, tags, body, facets, tokenize = 'porter unicode61 remove_diacritics 2'
 );

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .facets import filter_terms
 from .model import ARCHIVE
 from .records import Filter
+from .rows import SECTION_BITS
 from .search import display_text, parse_query
 
 # bm25 weights for (title, aliases, tags, body, facets): a title match outranks a body match;
@@ -24,6 +25,8 @@ _WEIGHTS = ", ".join(str(w) for w in WEIGHTS)
 OPEN, CLOSE = "\x02", "\x03"
 
 Statement = tuple[str, list[object]]
+# The note an FTS row belongs to: a long body has several rows (rows.sections).
+NOTE_OF_ROW = f"(notes_fts.rowid >> {SECTION_BITS})"
 
 # A folder in the archive, as SQL on `folder`.
 ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
@@ -63,31 +66,38 @@ def search_plan(text: str, where: Filter) -> SearchPlan | None:
 def search_sql(
     expression: str, live: bool, limit: int, now: str, first: Sequence[int] = ()
 ) -> Statement:
-    """The best `limit` matches of `expression` with their bm25 and snippets (SQLite makes
-    snippets only for rows that enter the best `limit`), the rowids in `first` ahead of the
-    rest. Those go as one JSON parameter, not one per rowid: a deep page may hold more than
-    SQLite's limit of parameters."""
+    """The best `limit` notes matching `expression`, by the bm25 of their best section, with
+    that section's snippets (made only for those `limit` sections), the notes in `first` ahead
+    of the rest. Those go as one JSON parameter, not one per rowid: a deep page may hold more
+    than SQLite's limit of parameters."""
     matching, params = _matching(expression, live, now)
-    order = "rowid IN (SELECT value FROM json_each(?)) DESC, rank" if first else "rank"
+    preferred = "note IN (SELECT value FROM json_each(?))" if first else "0"
     return (
-        f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank,"
-        f" snippet(notes_fts, 3, '{OPEN}', '{CLOSE}', '…', 16),"
-        f" snippet(notes_fts, 0, '{OPEN}', '{CLOSE}', '…', 16) FROM notes_fts"
-        f" WHERE {matching} ORDER BY {order} LIMIT ?",
-        [*params, *([json.dumps(list(first))] if first else []), limit],
+        f"WITH sections AS MATERIALIZED (SELECT {NOTE_OF_ROW} AS note, notes_fts.rowid AS section,"
+        f" bm25(notes_fts, {_WEIGHTS}) AS section_rank FROM notes_fts WHERE {matching}),"
+        f" best AS (SELECT note, section, min(section_rank) AS best_rank, {preferred} AS preferred"
+        " FROM sections GROUP BY note ORDER BY preferred DESC, best_rank LIMIT ?)"
+        f" SELECT note, best_rank, snippet(notes_fts, 3, '{OPEN}', '{CLOSE}', '…', 16),"
+        f" snippet(notes_fts, 0, '{OPEN}', '{CLOSE}', '…', 16) FROM best"
+        " JOIN notes_fts ON notes_fts.rowid = best.section WHERE notes_fts MATCH ?"
+        " ORDER BY preferred DESC, best_rank",
+        [*params, *([json.dumps(list(first))] if first else []), limit, expression],
     )
 
 
 def matches_sql(expression: str, live: bool, limit: int, now: str) -> Statement:
     """Up to `limit` rowids of the notes matching `expression`, unranked (cheap: no bm25)."""
     matching, params = _matching(expression, live, now)
-    return f"SELECT rowid FROM notes_fts WHERE {matching} LIMIT ?", [*params, limit]
+    return (
+        f"SELECT DISTINCT {NOTE_OF_ROW} FROM notes_fts WHERE {matching} LIMIT ?",
+        [*params, limit],
+    )
 
 
 def count_sql(expression: str, live: bool, now: str) -> Statement:
     """How many notes match `expression`."""
     matching, params = _matching(expression, live, now)
-    return f"SELECT count(*) FROM notes_fts WHERE {matching}", params
+    return f"SELECT count(DISTINCT {NOTE_OF_ROW}) FROM notes_fts WHERE {matching}", params
 
 
 def _matching(expression: str, live: bool, now: str) -> Statement:
@@ -96,7 +106,7 @@ def _matching(expression: str, live: bool, now: str) -> Statement:
     if not live:
         return "notes_fts MATCH ?", [expression]
     expired = "SELECT rowid FROM notes WHERE expires_at <= ?"
-    return f"notes_fts MATCH ? AND rowid NOT IN ({expired})", [expression, now]
+    return f"notes_fts MATCH ? AND {NOTE_OF_ROW} NOT IN ({expired})", [expression, now]
 
 
 def _filtered(expression: str, required: list[str], excluded: str | None) -> str:

@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_CANDIDATES = 5
 WORD = re.compile(r"\w{4,}")
+# Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
+MAX_OFFSET = 1 << 40
 
 
 class VaultService:
@@ -178,7 +180,7 @@ class VaultService:
         self, query: str, limit: int = 10, offset: int = 0, where: Filter | None = None
     ) -> SearchPage:
         """Full-text search; each memory returned counts as one use."""
-        page = self._index.search(query, limit, offset, where or Filter())
+        page = self._index.search(query, limit, min(offset, MAX_OFFSET), where or Filter())
         self._index.record_access(hit.id for hit in page.results)
         return page
 
@@ -191,7 +193,7 @@ class VaultService:
     ) -> tuple[list[NoteRow], int]:
         if sort not in SORTS:
             raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-        return self._index.list_notes(where or Filter(), sort, limit, offset)
+        return self._index.list_notes(where or Filter(), sort, limit, min(offset, MAX_OFFSET))
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -247,6 +249,7 @@ class VaultService:
         with self._writing():
             path = self.locate(identifier)
             memory, doc = self._store.read(path)
+            _check_writable(path, doc)
             if expected_updated_at is not None and memory.updated_at != expected_updated_at:
                 raise Conflict(
                     f"{path} changed since {expected_updated_at} (now {memory.updated_at}); "
@@ -305,8 +308,7 @@ class VaultService:
         with self._writing():
             path = self.locate(identifier)
             memory, doc = self._store.read(path)
-            if not doc.writable:
-                raise Invalid(f"{path} has frontmatter memvault cannot parse ({doc.error})")
+            _check_writable(path, doc)
             extra = {} if memory.has_frontmatter else {"id": memory.id, "title": memory.title}
             return self._writer.save(
                 path, doc, memory.body, {**extra, "last_reviewed": clock.now_iso()}
@@ -444,6 +446,15 @@ class Starting:
             self._pool.shutdown()
         self.vault.fill(found)
         return self.vault, self.vault.maintain()
+
+
+def _check_writable(path: str, doc: Document) -> None:
+    """Refuse to change a file whose frontmatter cannot be parsed: memvault would lose it."""
+    if not doc.writable:
+        raise Invalid(
+            f"{path} has frontmatter memvault cannot parse ({doc.error}); fix the YAML between"
+            " its --- lines in an editor (`memvault check` lists such files), then try again"
+        )
 
 
 def _join(folder: str | None, name: str) -> str:

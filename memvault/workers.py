@@ -5,19 +5,32 @@ libraries are not fork-safe; Windows has no fork at all. So memvault forks only 
 process that runs no other thread, and spawns otherwise: both give the same results, the
 spawned children just start slower (they import memvault afresh). `MEMVAULT_START_METHOD`
 forces a method, so the tests exercise the portable path on Linux too.
+
+A worker ends with the process that started it: on Linux the kernel kills it when its parent
+dies (PR_SET_PDEATHSIG); elsewhere a thread in it watches for the parent to go. A SIGKILLed
+`reindex` once left its workers running for good.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
 import sys
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
+
+from .errors import Invalid
 
 START_METHOD_ENV = "MEMVAULT_START_METHOD"
 # Workers yield the cores to the main process, which is the critical path: they parse ahead.
 NICE = 10
+# prctl(2): send this process a signal when its parent dies.
+PR_SET_PDEATHSIG = 1
+# How often a worker without prctl looks whether its parent is still there, in seconds.
+PARENT_CHECK = 1.0
 
 
 def start_method() -> str:
@@ -25,7 +38,7 @@ def start_method() -> str:
     forced = os.environ.get(START_METHOD_ENV, "").strip()
     if forced:
         if forced not in multiprocessing.get_all_start_methods():
-            raise ValueError(
+            raise Invalid(
                 f"{START_METHOD_ENV}={forced!r} is not a start method here; use one of "
                 + ", ".join(multiprocessing.get_all_start_methods())
             )
@@ -43,9 +56,7 @@ def pool(workers: int, low_priority: bool = False) -> ProcessPoolExecutor:
     """A process pool of `workers`, at a lower priority than this process if asked (where the
     platform has one)."""
     context = multiprocessing.get_context(start_method())
-    if low_priority and hasattr(os, "nice"):
-        return ProcessPoolExecutor(workers, context, _lower_priority)
-    return ProcessPoolExecutor(workers, context)
+    return ProcessPoolExecutor(workers, context, _start_worker, (os.getpid(), low_priority))
 
 
 def parallelism() -> int:
@@ -54,5 +65,30 @@ def parallelism() -> int:
     return count if count > 1 else 0
 
 
-def _lower_priority() -> None:
-    os.nice(NICE)
+def _start_worker(parent: int, low_priority: bool) -> None:
+    """What each worker does first: tie its life to its parent's, and yield the cores to the
+    parent if asked (where the platform has priorities)."""
+    if not _killed_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:
+        os._exit(1)
+    if low_priority and hasattr(os, "nice"):
+        os.nice(NICE)
+
+
+def _killed_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    """End this process once its parent is gone (it then has another parent)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK)
+    os._exit(1)

@@ -100,6 +100,13 @@ async def http_session(url: str, token: str | None = None) -> AsyncIterator[Clie
         yield session
 
 
+async def tool_error(session: ClientSession, name: str, args: dict[str, Any]) -> str:
+    """The text of a tool call that must fail."""
+    result = await session.call_tool(name, args)
+    assert result.is_error, (name, args)
+    return text_of(result)
+
+
 def text_of(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 

@@ -6,6 +6,7 @@ import json
 import re
 import socket
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from .mcp_helpers import (
     stdio_session,
     structured,
     text_of,
+    tool_error,
 )
 
 pytestmark = pytest.mark.anyio
@@ -239,10 +241,7 @@ async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) 
     async with stdio_session(vault_dir) as session:
         await session.call_tool("write_mem", {"title": "Payment retry policy", "content": "x"})
 
-        async def error(name: str, args: dict[str, object]) -> str:
-            result = await session.call_tool(name, args)
-            assert result.is_error, (name, args)
-            return text_of(result)
+        error = partial(tool_error, session)
 
         assert "no memory 'nothing'" in await error("read_mem", {"identifier": "nothing"})
         await session.call_tool("write_mem", {"title": "Payment retry policies", "content": "y"})
@@ -250,8 +249,12 @@ async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) 
         assert re.search(r"did you mean 'Payment retry policy' \(0\.\d\d\), 'Payment", near)
         assert "no memory" in await error("delete_mem", {"id": "Payment retry polcy"})
         assert "no memory" in await error("edit_mem", {"id": "Payment retry polcy", "content": "x"})
-        assert "validation error" in await error("search_mem", {"query": "x", "limit": 0})
-        assert "validation error" in await error("write_mem", {"title": "no content"})
+        assert "invalid arguments: limit: Input should be greater than or equal to 1" in (
+            await error("search_mem", {"query": "x", "limit": 0})
+        )
+        assert "invalid arguments: content: Field required" in await error(
+            "write_mem", {"title": "no content"}
+        )
         big = await error("write_mem", {"title": "Big", "content": "x" * (1024 * 1024 + 200_000)})
         assert "content is 1.2 MiB; the limit is 1 MiB" in big
         assert "title is empty" in await error("write_mem", {"title": " ", "content": "x"})

@@ -168,3 +168,23 @@ def test_any_input_returns_a_page_never_an_error(notes: VaultService, query: str
 def test_a_write_is_visible_to_the_next_search(vault: VaultService) -> None:
     vault.create("Fresh", "zyzzyva")
     assert titles(vault, "zyzzyva") == ["Fresh"]
+
+
+def test_a_note_of_several_megabytes_is_found_by_a_word_at_its_end(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    line = "payment retries and the ledger were discussed again at length\n"
+    body = line * 60_000 + "The last line names the zeppelin.\n"
+    write_file(vault_dir, "huge.md", "---\ntitle: Long log\n---\n" + body)
+    vault.create("Payment retry decision", "Failed payments are retried three times.")
+    vault.rebuild()
+    assert titles(vault, "zeppelin") == ["Long log"]
+    assert "**zeppelin**" in vault.search("zeppelin").results[0].snippet
+    assert titles(vault, "ledger zeppelin") == ["Long log"]
+    assert set(titles(vault, "payment")) == {"Long log", "Payment retry decision"}
+    assert vault.search("payment").total == 2
+    write_file(vault_dir, "huge.md", "---\ntitle: Long log\n---\n" + line * 60_000)
+    vault.sync()
+    assert titles(vault, "zeppelin") == []
+    vault.delete("huge")
+    assert titles(vault, "ledger") == []

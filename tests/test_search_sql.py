@@ -81,16 +81,23 @@ def test_nothing_to_search_for_is_no_plan(query: str) -> None:
 def test_the_ranking_sql_puts_notes_with_every_word_first_and_skips_expired_ones() -> None:
     sql, params = search_sql('"x"', live=True, limit=10, now="2026-01-01T00:00:00Z", first=[3, 4])
     assert sql == (
-        "SELECT rowid, bm25(notes_fts, 10.0, 6.0, 4.0, 1.0, 0.0) AS rank,"
-        " snippet(notes_fts, 3, '\x02', '\x03', '…', 16),"
-        " snippet(notes_fts, 0, '\x02', '\x03', '…', 16) FROM notes_fts"
-        " WHERE notes_fts MATCH ? AND rowid NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?)"
-        " ORDER BY rowid IN (SELECT value FROM json_each(?)) DESC, rank LIMIT ?"
+        "WITH sections AS MATERIALIZED (SELECT (notes_fts.rowid >> 20) AS note,"
+        " notes_fts.rowid AS section, bm25(notes_fts, 10.0, 6.0, 4.0, 1.0, 0.0) AS section_rank"
+        " FROM notes_fts WHERE notes_fts MATCH ?"
+        " AND (notes_fts.rowid >> 20) NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?)),"
+        " best AS (SELECT note, section, min(section_rank) AS best_rank,"
+        " note IN (SELECT value FROM json_each(?)) AS preferred FROM sections GROUP BY note"
+        " ORDER BY preferred DESC, best_rank LIMIT ?)"
+        " SELECT note, best_rank, snippet(notes_fts, 3, '\x02', '\x03', '…', 16),"
+        " snippet(notes_fts, 0, '\x02', '\x03', '…', 16) FROM best"
+        " JOIN notes_fts ON notes_fts.rowid = best.section WHERE notes_fts MATCH ?"
+        " ORDER BY preferred DESC, best_rank"
     )
-    assert params == ['"x"', "2026-01-01T00:00:00Z", "[3, 4]", 10]
+    assert params == ['"x"', "2026-01-01T00:00:00Z", "[3, 4]", 10, '"x"']
     plain_sql, plain_params = search_sql('"x"', live=False, limit=5, now="unused")
-    assert plain_sql.endswith("WHERE notes_fts MATCH ? ORDER BY rank LIMIT ?")
-    assert plain_params == ['"x"', 5]
+    assert "WHERE notes_fts MATCH ?), best AS (SELECT note, section" in plain_sql
+    assert "0 AS preferred" in plain_sql
+    assert plain_params == ['"x"', 5, '"x"']
 
 
 def test_a_listing_filter_is_sql_on_notes() -> None:

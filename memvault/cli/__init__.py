@@ -27,16 +27,29 @@ EXIT_ERROR = 1
 
 
 class Face(click.Group):
-    """Turns memvault errors into one line on stderr and a non-zero exit (no traceback)."""
+    """Turns every failure into one line on stderr and a non-zero exit, without a traceback
+    (`--debug` shows it): a memvault error says what to do next; anything else is an internal
+    error, given with its reason."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except MemvaultError as exc:
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
             if ctx.meta.get("memvault.debug"):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {failure_line(exc)}", err=True)
             ctx.exit(EXIT_ERROR)
+
+
+def failure_line(error: Exception) -> str:
+    """What went wrong, on one line: a memvault error's own text, or an internal error's type
+    and text with the next step."""
+    if isinstance(error, MemvaultError):
+        return " ".join(str(error).split())
+    reason = " ".join(f"{type(error).__name__}: {error}".split())
+    return f"internal error ({reason}); run again with --debug for the traceback, and report it"
 
 
 @click.group(cls=Face, context_settings={"help_option_names": ["-h", "--help"]})

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
-from typing import cast
+from typing import Any, cast
 
 import click
 
@@ -53,6 +53,38 @@ def announce(root: str, url: str | None, token: bool) -> None:
         )
 
 
+# HTTP connections' limits (server/connections.py): option, type, default, help.
+HTTP_LIMITS: tuple[tuple[str, click.ParamType[Any], float, str], ...] = (
+    (
+        "--header-timeout",
+        click.FloatRange(min=0, min_open=True),
+        10.0,
+        "HTTP: seconds a connection has to send a request's headers.",
+    ),
+    (
+        "--idle-timeout",
+        click.IntRange(min=1),
+        5,
+        "HTTP: seconds a connection may stay idle after a response.",
+    ),
+    (
+        "--max-connections",
+        click.IntRange(min=1),
+        100,
+        "HTTP: open connections at most; one more is refused (503).",
+    ),
+)
+
+
+def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--header-timeout, --idle-timeout and --max-connections (HTTP_LIMITS)."""
+    for name, kind, default, text in reversed(HTTP_LIMITS):
+        command = click.option(name, type=kind, default=default, show_default=True, help=text)(
+            command
+        )
+    return command
+
+
 @main.command()
 @click.option(
     "--transport",
@@ -76,6 +108,7 @@ def announce(root: str, url: str | None, token: bool) -> None:
     show_default=True,
     help="Logs go to stderr.",
 )
+@http_limit_options
 @click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
 @click.pass_context
 def serve(
@@ -85,6 +118,9 @@ def serve(
     port: int,
     token: str | None,
     log_level: str,
+    header_timeout: float,
+    idle_timeout: int,
+    max_connections: int,
     no_watch: bool,
 ) -> None:
     """Serve the vault to MCP clients (stdio by default, or streamable HTTP at /mcp).
@@ -97,6 +133,7 @@ def serve(
     # of a second each at 100k notes, which no other command pays (hence the import here).
     starting = VaultService.start(settings)
     from ..server import LogLevel, build_server
+    from ..server.connections import HttpLimits
     from ..server.transport import MCP_PATH, serve_http, serve_stdio
 
     vault, done = starting.finish()
@@ -107,7 +144,8 @@ def serve(
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
             announce(str(vault.root), url, bool(token))
-            serve_http(server, host, port, token)
+            limits = HttpLimits(header_timeout, idle_timeout, max_connections)
+            serve_http(server, host, port, token, limits)
             return
         announce(str(vault.root), None, False)
         with suppress(KeyboardInterrupt):

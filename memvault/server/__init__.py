@@ -13,6 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from .. import __version__
 from ..config import ContextSettings
 from ..vault import VaultService
+from .common import Server
 from .context import ContextTools
 from .links import LinkTools
 from .memories import MemoryTools
@@ -44,7 +45,7 @@ def build_server(
     context_settings: ContextSettings | None = None,
 ) -> MCPServer:
     """An MCP server whose tools and resources act on `vault`."""
-    mcp = MCPServer("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
+    mcp = Server("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
     MemoryTools(vault).register(mcp)
     LinkTools(vault).register(mcp)
     SearchTools(vault).register(mcp)

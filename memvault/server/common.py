@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ValidationError
 
 from ..errors import MemvaultError
 from ..vault import VaultService
@@ -24,6 +25,8 @@ IDEMPOTENT = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 
+log = logging.getLogger(__name__)
+
 _SPEC = "_memvault_tool"
 Method = TypeVar("Method", bound=Callable[..., Any])
 
@@ -35,6 +38,43 @@ def tool_errors() -> Iterator[None]:
         yield
     except MemvaultError as exc:
         raise ToolError(str(exc)) from exc
+
+
+class Server(MCPServer[Any]):
+    """The SDK's server, with every failed tool call answered in one line that says what went
+    wrong and what to do: arguments that do not fit the input schema, field by field (the SDK
+    gives pydantic's text, with links to its docs), and a crash with its reason (the SDK says
+    only "Error executing tool X"; the traceback goes to the log on stderr)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            cause = exc.__cause__ or exc
+            log.error("tool %s failed", name, exc_info=cause)
+            raise ToolError(
+                f"Error executing tool {name}: internal error ({one_line(cause)}); the server's"
+                " log on stderr has the details, please report it"
+            ) from cause
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in exc.__cause__.errors(include_url=False)
+            )
+            raise ToolError(
+                f"Error executing tool {name}: invalid arguments: {problems}"
+                " (see the tool's input schema)"
+            ) from exc.__cause__
+
+
+def one_line(error: BaseException, width: int = 300) -> str:
+    """An exception's type and text on one line, cut at `width` characters."""
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def reply(model: BaseModel, text: str) -> CallToolResult:

@@ -15,6 +15,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import MemvaultError
+from .connections import AnswerGet, HttpLimits, limited_protocol
+from .stdio import run_stdio
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,8 @@ def security_for(host: str) -> TransportSecuritySettings:
 
 
 def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:
-    """The streamable HTTP app at /mcp: stateless, JSON responses, so one POST is enough."""
+    """The streamable HTTP app at /mcp: stateless, JSON responses, so one POST is enough (and
+    a GET is answered at once: there is no event stream to hold open)."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
@@ -65,7 +68,7 @@ def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:
         transport_security=security_for(host),
         host=host,
     )
-    return BearerToken(app, token) if token else app
+    return AnswerGet(BearerToken(app, token) if token else app, MCP_PATH)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -85,11 +88,21 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
+def serve_http(
+    server: MCPServer, host: str, port: int, token: str | None, limits: HttpLimits
+) -> None:
+    """Serve /mcp on host:port until stopped, within `limits` (connections.py)."""
     sock = bind(host, port)
-    config = uvicorn.Config(http_app(server, host, token), log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        http_app(server, host, token),
+        http=limited_protocol(limits),
+        timeout_keep_alive=limits.idle_seconds,
+        log_level="warning",
+        lifespan="on",
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 
 def serve_stdio(server: MCPServer) -> None:
-    anyio.run(server.run_stdio_async)
+    """Serve over stdin and stdout until stdin closes; every line gets an answer."""
+    anyio.run(run_stdio, server)
