@@ -119,6 +119,12 @@ def sync(
                 summary.added -= 1
                 index.move_usage(db, old[1], moved_to)
             index.drop(db, path)
+    read = {info.path for info in found.changed}
+    summary.skipped += [
+        Skipped(path, f"indexed read-only: {problem}")
+        for path, problem in index.problems()
+        if path in read
+    ]
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 

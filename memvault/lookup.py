@@ -35,6 +35,9 @@ class Lookup:
         if not isinstance(identifier, str) or not identifier.strip():
             raise Invalid("identifier is empty; pass a memory's id, path, slug, title or alias")
         paths = self._index.resolve(identifier)
+        path = _plain_path(identifier)
+        if not paths and path != identifier.strip():
+            paths = self._index.resolve(path)
         if len(paths) > 1:
             first = self._index.note(paths[0])
             if first is not None and first.id == identifier.strip():
@@ -46,7 +49,7 @@ class Lookup:
             )
         if paths:
             return paths[0]
-        return self._unindexed_file(identifier)
+        return self._unindexed_file(path)
 
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
@@ -105,19 +108,24 @@ class Lookup:
             [(s.path, s.title, s.score) for s in suggestions],
         )
 
-    def _unindexed_file(self, identifier: str) -> str | None:
-        """A file the index has not seen yet, named by its relative path."""
-        path = identifier.strip()
+    def _unindexed_file(self, path: str) -> str | None:
+        """A file the index has not seen yet, named by its relative path, if the vault holds it
+        as a memory (not in a dot-folder, not a symlink to another note)."""
         if not path.lower().endswith(".md"):
             path += ".md"
-        try:
-            if self._store.absolute(path).is_file():
-                text = self._store.read_text(path)
-                self._index.upsert(path, text, self._store.info(path))
-                return path
-        except (Invalid, NotFound):
+        info = self._store.stat(path)
+        if info is None:
             return None
-        return None
+        self._index.upsert(info.path, self._store.read_text(info.path), info)
+        return info.path
+
+
+def _plain_path(identifier: str) -> str:
+    """An identifier written as a path, without its `.` parts and doubled slashes: `./foo`,
+    `.//foo` and `foo` name one file."""
+    text = identifier.strip().replace("\\", "/")
+    root = "/" if text.startswith("/") else ""
+    return root + "/".join(part for part in text.split("/") if part not in ("", "."))
 
 
 def _split_category(identifier: str, index: Index) -> tuple[str | None, str]:

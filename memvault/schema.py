@@ -13,6 +13,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+from .errors import Unreadable
+
 log = logging.getLogger(__name__)
 
 # Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
@@ -123,8 +125,14 @@ def connect(path: Path) -> sqlite3.Connection:
 
 def open_index(path: Path) -> tuple[sqlite3.Connection, bool]:
     """The index at `path`, ready to use, and whether its derived tables are empty and need a
-    rebuild (new file, another schema version, or a damaged one, which is replaced)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    rebuild (new file, another schema version, or a damaged one, which is replaced). A folder
+    at `path` is never replaced: that is a clear error."""
+    if path.is_dir():
+        raise Unreadable(f"the index path {path} is a folder; move it away or give --index-path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Unreadable(f"cannot create the index folder {path.parent}: {exc.strerror}") from exc
     db: sqlite3.Connection | None = None
     try:
         db = connect(path)
