@@ -16,7 +16,7 @@ from filelock import FileLock, Timeout
 
 from .config import STATE_DIR
 from .document import Document, parse_document, render_document
-from .errors import Conflict, Invalid, NotFound, Unreadable
+from .errors import Conflict, Invalid, NotFound, ReadOnly, Unreadable
 from .model import Memory, is_memory_path, memory_from, path_problem
 from .records import FileInfo, Skipped
 
@@ -46,24 +46,33 @@ class VaultStore:
         return self.root / STATE_DIR
 
     def ensure(self) -> None:
-        """Create the vault folder and its hidden state folder if missing."""
+        """Create the vault folder if missing (a read-only vault that exists is fine)."""
         try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise Unreadable(f"cannot create the vault at {self.root}: {exc.strerror}") from exc
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the vault lock: one writer at a time across every memvault process."""
-        self.ensure()
+        """Hold the vault lock: one writer at a time across every memvault process. A vault
+        memvault cannot write to (read-only media, permissions) is ReadOnly, in one line."""
         try:
-            with self._lock.acquire(poll_interval=LOCK_POLL):
-                yield
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire(poll_interval=LOCK_POLL)
         except Timeout as exc:
             raise Conflict(
                 f"the vault is locked by another memvault process for over {LOCK_TIMEOUT:.0f}s; "
                 "try again"
             ) from exc
+        except OSError as exc:
+            raise ReadOnly(
+                f"the vault {self.root} is read-only ({exc.strerror}); memvault can search and "
+                "read it but not change it"
+            ) from exc
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def absolute(self, path: str) -> Path:
         """The absolute file for a vault-relative path, refusing anything that leaves the vault

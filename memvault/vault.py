@@ -19,7 +19,7 @@ from typing import Any
 from . import checks, clock, indexer, similar, workers
 from .config import Settings
 from .document import Document
-from .errors import Conflict, Duplicate, Invalid
+from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
 from .index import Index
 from .indexer import Changes, Progress
@@ -103,10 +103,15 @@ class VaultService:
 
     def maintain(self) -> Maintenance:
         """Upkeep that writes files, run when the server starts and on explicit commands:
-        finish renames a crash cut short, and move expired memories to the archive."""
-        with self._store.lock():
-            finished = self._links.recover()
-        return Maintenance(finished_renames=finished, archived=self.archive_expired())
+        finish renames a crash cut short, and move expired memories to the archive. A read-only
+        vault skips it with one warning: reads still work."""
+        try:
+            with self._store.lock():
+                finished = self._links.recover()
+            return Maintenance(finished_renames=finished, archived=self.archive_expired())
+        except ReadOnly as exc:
+            log.warning("upkeep skipped: %s", exc)
+            return Maintenance()
 
     def close(self) -> None:
         self._index.close()

@@ -13,7 +13,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -27,7 +26,7 @@ from hypothesis import strategies as st
 from memvault.cli import main
 from memvault.config import STATE_DIR, Settings
 from memvault.document import parse_document
-from memvault.errors import Invalid, TooLarge
+from memvault.errors import Invalid, NotFound, TooLarge
 from memvault.exchange import import_records, load
 from memvault.model import Limits
 from memvault.vault import VaultService
@@ -187,10 +186,10 @@ def test_check_fix_gives_a_symlinked_note_no_new_id(hostile: Path) -> None:
     write_file(hostile, "linked.md", "---\nid: 0b3e3b4e-0000-4000-8000-000000000001\n---\nx\n")
     os.symlink("linked.md", hostile / "link-to-linked.md")
     run(hostile, "check", "--fix")
-    code, out, _ = run(hostile, "check", "--fix")
+    _code, out, _ = run(hostile, "check", "--fix")
     assert "new id" not in out and "duplicate" not in out
     assert "id: 0b3e3b4e-0000-4000-8000-000000000001" in (hostile / "linked.md").read_text()
-    code, out, _ = run(hostile, "search", "quokka", "--json")
+    _code, out, _ = run(hostile, "search", "quokka", "--json")
     assert [hit["path"] for hit in json.loads(out)["results"]] == ["notes/alpha.md"]
 
 
@@ -414,10 +413,9 @@ def test_dotted_identifiers_name_one_memory(vault: VaultService, vault_dir: Path
 def test_dot_folders_are_never_memories(vault: VaultService, vault_dir: Path, folder: str) -> None:
     hidden = write_file(vault_dir, f"{folder}/old.md", "# Old\nmeerkat\n")
     for name in (f"{folder}/old", f"{folder}/old.md", f"./{folder}/old.md"):
-        with pytest.raises(Exception) as raised:
+        with pytest.raises(NotFound):
             vault.get(name)
-        assert not isinstance(raised.value, AssertionError)
-        with pytest.raises(Exception):
+        with pytest.raises(NotFound):
             vault.update(name, tags=["x"])
     assert vault.search("meerkat").results == [] and vault.stats().memories == 0
     assert hidden.read_text() == "# Old\nmeerkat\n"
