@@ -13,7 +13,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -34,6 +33,7 @@ from memvault.watch import VaultWatcher
 
 from .conftest import write_file
 from .mcp_helpers import MEMVAULT, stdio_session, structured
+from .test_sync import eventually
 
 ALIAS_BOMB = (
     "---\n"
@@ -202,14 +202,6 @@ async def test_the_server_starts_and_serves_next_to_bad_files(hostile: Path) -> 
         assert [hit["path"] for hit in found["results"]] == ["notes/alpha.md"]
         bomb = await session.call_tool("read_mem", {"identifier": "bomb", "format": "json"})
         assert not bomb.is_error and structured(bomb)["frontmatter"] == {}
-
-
-def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
-    started = time.monotonic()
-    while not check():
-        if time.monotonic() - started > seconds:
-            pytest.fail(f"not true after {seconds}s")
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -384,16 +376,18 @@ def test_unreadable_files_are_skipped_with_their_reason(vault_dir: Path) -> None
         locked.chmod(0o644)
 
 
-def test_ten_thousand_files_in_one_folder(vault_dir: Path) -> None:
+def test_thousands_of_files_in_one_folder(vault_dir: Path) -> None:
+    """2,500 files (past PARALLEL_FROM, so worker processes parse them): creating 10k files
+    alone takes about 7 s on the shared test machine, so the 10k case is left to benchmarks."""
     folder = vault_dir / "many"
     folder.mkdir()
-    for n in range(10_000):
+    for n in range(2500):
         (folder / f"note-{n}.md").write_text(f"# Note {n}\nword{n}\n")
     code, out, err = run(vault_dir, "reindex")
     assert code == 0, err
-    assert out.startswith("indexed 10000 notes")
-    code, out, _ = run(vault_dir, "search", "word9999", "--json")
-    assert [hit["path"] for hit in json.loads(out)["results"]] == ["many/note-9999.md"]
+    assert out.startswith("indexed 2500 notes")
+    code, out, _ = run(vault_dir, "search", "word2499", "--json")
+    assert [hit["path"] for hit in json.loads(out)["results"]] == ["many/note-2499.md"]
 
 
 # -- identifiers ---------------------------------------------------------------------------
