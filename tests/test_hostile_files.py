@@ -9,6 +9,7 @@ each bad file with its reason; and nothing raises.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -358,6 +359,30 @@ def test_an_index_missing_its_notes_table_is_rebuilt_at_start(vault_dir: Path) -
     assert done.returncode == 0 and "note.md" in done.stdout
     warnings = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
     assert len(warnings) == 1 and "rebuilding" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("damage", "warning"),
+    [
+        ("ALTER TABLE notes DROP COLUMN problem", "the index has another notes; rebuilding it"),
+        ("DROP TABLE notes_fts_idx", "the index lacks notes_fts_idx; rebuilding it"),
+        ("DROP TABLE usage", "the index lacks usage (kept state); making it again"),
+    ],
+)
+def test_every_schema_object_is_checked_at_start(
+    vault_dir: Path, damage: str, warning: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_file(vault_dir, "note.md", "# Note\nnarwhal\n")
+    VaultService.open(Settings(vault=vault_dir)).close()
+    with closing(sqlite3.connect(vault_dir / STATE_DIR / "index.sqlite3")) as db:
+        db.execute(damage)
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        vault = VaultService.open(Settings(vault=vault_dir))
+    try:
+        assert [r.message for r in caplog.records] == [warning]
+        assert [h.path for h in vault.search("narwhal").results] == ["note.md"]
+    finally:
+        vault.close()
 
 
 def test_unreadable_files_are_skipped_with_their_reason(vault_dir: Path) -> None:
