@@ -179,19 +179,21 @@ class VaultStore:
             return None
         return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
 
-    def stat(self, path: str) -> FileInfo | None:
+    def stat(self, path: str, skipped: list[Skipped] | None = None) -> FileInfo | None:
         """The file's size and mtime if `path` is a markdown file memvault would index, else None
         (missing, in a dot-folder, not markdown, a symlink out of the vault or to a note of its
-        own)."""
+        own); why a file there is not indexed goes to `skipped` (a symlink loop, ...)."""
         if not is_memory_path(path):
             return None
         try:
             full = self.absolute(path)
-        except Invalid:
+        except Invalid as exc:
+            if skipped is not None:
+                skipped.append(Skipped(path, f"not indexed: {exc}"))
             return None
         if not full.is_file():
             return None
-        return self._info(full, None)
+        return self._info(full, skipped)
 
     def _info(self, full: Path, skipped: list[Skipped] | None) -> FileInfo | None:
         rel = full.relative_to(self.root).as_posix()

@@ -213,7 +213,10 @@ def watched(vault_dir: Path) -> Iterator[VaultService]:
     vault.close()
 
 
-def test_the_watcher_keeps_indexing_after_bad_files(watched: VaultService, vault_dir: Path) -> None:
+def test_the_watcher_keeps_indexing_after_bad_files(
+    watched: VaultService, vault_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="memvault")
     hostile_vault(vault_dir)
     write_file(vault_dir, "after.md", "# After\nplatypus\n")
     eventually(lambda: [h.path for h in watched.search("platypus").results] == ["after.md"])
@@ -222,6 +225,9 @@ def test_the_watcher_keeps_indexing_after_bad_files(watched: VaultService, vault
     write_file(vault_dir, "later.md", OUT_OF_RANGE_DATES.replace("okapi", "echidna"))
     eventually(lambda: [h.path for h in watched.search("echidna").results] == ["later.md"])
     eventually(lambda: [h.path for h in watched.search("okapi").results] == ["far-dates.md"])
+    warnings = [r.getMessage() for r in caplog.records]
+    assert any("loop-c.md" in w and "symlink loop" in w for w in warnings), warnings
+    assert any("invalid-utf8.md" in w and "not UTF-8" in w for w in warnings), warnings
 
 
 # -- one kind of bad file each -------------------------------------------------------------
