@@ -78,7 +78,7 @@ class VaultStore:
         """The absolute file for a vault-relative path, refusing anything that leaves the vault
         or lies in a dot-folder (those hold no memories: .trash, .obsidian, memvault's own)."""
         pure = PurePosixPath(path.replace("\\", "/"))
-        problem = path_problem(pure.as_posix()) if pure.parts else "is empty"
+        problem = path_problem(path)
         if problem is not None:
             raise Invalid(f"path {path!r} {problem}; use a relative path like a/b.md")
         full = self.root / Path(*pure.parts)
