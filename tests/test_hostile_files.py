@@ -14,14 +14,16 @@ import os
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from memvault.cli import main
 from memvault.config import STATE_DIR, Settings
@@ -33,7 +35,7 @@ from memvault.vault import VaultService
 from memvault.watch import VaultWatcher
 
 from .conftest import write_file
-from .mcp_helpers import MEMVAULT, stdio_session, structured
+from .mcp_helpers import MEMVAULT, server_env, stdio_session, structured, text_of
 from .test_sync import eventually
 
 ALIAS_BOMB = (
@@ -462,9 +464,30 @@ def test_import_refuses_bad_record_paths_before_writing_anything(
 # -- a read-only vault ---------------------------------------------------------------------
 
 
+@dataclass
+class ReadOnlyVault:
+    """A vault on read-only media: how to run memvault on it in a fresh process."""
+
+    path: Path
+    env: dict[str, str]
+    namespace: bool  # as root: each command in its own mount namespace, the vault bound read-only
+
+    def command(self, *args: str) -> list[str]:
+        command = [*MEMVAULT, "--vault", str(self.path), *args]
+        if not self.namespace:
+            return command
+        mount = 'mount --bind -o ro "$0" "$0" && exec "$@"'
+        return ["unshare", "-m", "sh", "-c", mount, str(self.path), *command]
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(*args), capture_output=True, text=True, env=self.env, timeout=60
+        )
+
+
 @pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
-    """A vault on read-only media, and a way to run memvault on it in a fresh process.
+def read_only(tmp_path: Path) -> Iterator[ReadOnlyVault]:
+    """A vault on read-only media, with its index in the user's cache folder.
 
     Run as a normal user, the vault is made read-only with chmod. Root writes through file
     modes, so as root each command runs in its own mount namespace where the vault is a
@@ -472,8 +495,7 @@ def read_only(tmp_path: Path) -> Iterator[Callable[..., subprocess.CompletedProc
     vault = tmp_path / "ro-vault"
     write_file(vault, "work/plan.md", "---\ntitle: Plan\ntags: [q4]\n---\ngazelle plan\n")
     write_file(vault, "gotcha/deploy.md", "---\ntitle: Deploy gotcha\n---\nalways antelope\n")
-    cache = tmp_path / "cache"
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "MEMVAULT_START_METHOD": "spawn"}
+    env = {**server_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     root = os.geteuid() == 0
     if root:
         probe = subprocess.run(
@@ -487,35 +509,27 @@ def read_only(tmp_path: Path) -> Iterator[Callable[..., subprocess.CompletedProc
             for name in files:
                 os.chmod(os.path.join(folder, name), 0o444)
             os.chmod(folder, 0o555)
-
-    def memvault(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [*MEMVAULT, "--vault", str(vault), *args]
-        if root:
-            mount = 'mount --bind -o ro "$0" "$0" && exec "$@"'
-            command = ["unshare", "-m", "sh", "-c", mount, str(vault), *command]
-        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
-
-    yield memvault
+    yield ReadOnlyVault(vault, env, root)
     if not root:
         for folder, _dirs, _files in os.walk(vault):
             os.chmod(folder, 0o755)
 
 
 def test_a_read_only_vault_reads_with_the_index_in_the_user_cache(
-    read_only: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+    read_only: ReadOnlyVault, tmp_path: Path
 ) -> None:
-    done = read_only("search", "gazelle", "--json")
+    done = read_only.run("search", "gazelle", "--json")
     assert done.returncode == 0, done.stderr
     assert [hit["path"] for hit in json.loads(done.stdout)["results"]] == ["work/plan.md"]
     assert list((tmp_path / "cache" / "memvault").glob("*/index.sqlite3"))
-    done = read_only("read", "Plan", "--format", "json")
+    done = read_only.run("read", "Plan", "--format", "json")
     assert done.returncode == 0 and json.loads(done.stdout)["title"] == "Plan"
-    done = read_only("list", "--json")
+    done = read_only.run("list", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["total"] == 2
-    done = read_only("context", "--json")
+    done = read_only.run("context", "--json")
     assert done.returncode == 0 and "antelope" in done.stdout
     assert "Traceback" not in done.stderr
-    done = read_only("sync")
+    done = read_only.run("sync")
     assert done.returncode == 0, done.stderr
     assert [line for line in done.stderr.splitlines() if "upkeep skipped" in line]
 
@@ -525,11 +539,30 @@ def test_a_read_only_vault_reads_with_the_index_in_the_user_cache(
     [("write", "--title", "New", "body"), ("edit", "Plan", "--append", "more"), ("rm", "Plan")],
 )
 def test_a_write_to_a_read_only_vault_fails_with_one_line(
-    read_only: Callable[..., subprocess.CompletedProcess[str]], command: tuple[str, ...]
+    read_only: ReadOnlyVault, command: tuple[str, ...]
 ) -> None:
-    done = read_only(*command)
+    done = read_only.run(*command)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "read-only" in done.stderr, done.stderr
+
+
+@pytest.mark.anyio
+async def test_the_server_serves_a_read_only_vault(read_only: ReadOnlyVault) -> None:
+    """`serve` starts (upkeep skipped), searches and reads; a write is one clear error."""
+    command = read_only.command("serve")
+    params = StdioServerParameters(command=command[0], args=command[1:], env=read_only.env)
+    with open(os.devnull, "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            found = structured(await session.call_tool("search_mem", {"query": "gazelle"}))
+            assert [hit["path"] for hit in found["results"]] == ["work/plan.md"]
+            plan = await session.call_tool("read_mem", {"identifier": "Plan", "format": "json"})
+            assert structured(plan)["title"] == "Plan"
+            written = await session.call_tool("write_mem", {"title": "New", "content": "x"})
+            assert written.is_error and "read-only" in text_of(written)
 
 
 def test_the_index_path_option_keeps_the_index_elsewhere(vault_dir: Path, tmp_path: Path) -> None:
