@@ -1,24 +1,29 @@
 """`memvault check`: what is wrong in a vault (broken, one-sided and ambiguous links, duplicate
-ids, frontmatter memvault cannot parse), and the repairs `check --fix` makes."""
+ids, frontmatter memvault cannot parse, files it cannot read), and the repairs `check --fix`
+makes."""
 
 from __future__ import annotations
 
 from .index import Index
 from .links import LinkService
 from .model import new_id
-from .records import AmbiguousLink, CheckReport, DuplicateId, LinkPair, Malformed
+from .records import AmbiguousLink, CheckReport, DuplicateId, LinkPair, Malformed, Skipped
 from .store import VaultStore
 from .writer import Writer
 
 
-def find_problems(index: Index, links: LinkService) -> CheckReport:
-    """Everything `check` reports, read from the index (no file is read or written)."""
+def find_problems(index: Index, links: LinkService, skipped: list[Skipped]) -> CheckReport:
+    """Everything `check` reports, read from the index (no file is read or written), with the
+    files the last walk of the vault skipped (`skipped`) that the index has no problem for."""
+    malformed = [Malformed(*found) for found in index.problems()]
+    known = {bad.path for bad in malformed}
     return CheckReport(
         broken_links=[LinkPair(*pair) for pair in index.dangling()],
         one_sided_links=[LinkPair(*pair) for pair in links.one_sided()],
         duplicate_ids=[DuplicateId(*found) for found in index.duplicate_ids()],
-        malformed=[Malformed(*found) for found in index.problems()],
+        malformed=malformed,
         ambiguous_links=[AmbiguousLink(*found) for found in index.ambiguous()],
+        unreadable=[s for s in skipped if s.path not in known],
     )
 
 

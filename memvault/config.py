@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +36,25 @@ class Settings:
 
     @property
     def index_file(self) -> Path:
-        """The SQLite file: `--index-path`, or hidden inside the vault where Obsidian ignores it."""
+        """The SQLite file: `--index-path`, or hidden inside the vault where Obsidian ignores it,
+        or, when memvault cannot write there (a read-only vault), in the user's cache folder."""
         if self.index_path is not None:
             return Path(self.index_path).expanduser()
-        return Path(self.vault).expanduser() / STATE_DIR / INDEX_FILE
+        state = Path(self.vault).expanduser() / STATE_DIR
+        return state / INDEX_FILE if _writable(state) else cached_index(Path(self.vault))
+
+
+def cached_index(vault: Path) -> Path:
+    """The index of a vault memvault cannot write to: `$XDG_CACHE_HOME/memvault/<hash of the
+    vault's path>/index.sqlite3` (~/.cache when XDG_CACHE_HOME is not set)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    key = hashlib.sha256(str(vault.expanduser().resolve()).encode()).hexdigest()[:16]
+    return cache / "memvault" / key / INDEX_FILE
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process may write in `folder`, or create it in its nearest existing parent
+    (os.access says no on read-only media too)."""
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    return os.access(folder, os.W_OK)

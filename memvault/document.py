@@ -97,10 +97,14 @@ def render_document(doc: Document, updates: dict[str, Any]) -> str:
 
 
 def normalize_value(value: Any) -> Any:
-    """YAML timestamps and dates back to the ISO strings memvault writes."""
+    """YAML timestamps and dates back to the ISO strings memvault writes. A timestamp that has
+    no UTC time (9999-12-31T23:59:59-23:59 is in year 10000 there) reads as absent (None)."""
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+            try:
+                value = value.astimezone(dt.UTC).replace(tzinfo=None)
+            except OverflowError:
+                return None
         return value.isoformat(timespec="seconds") + "Z"
     if isinstance(value, dt.date):
         return value.isoformat()
@@ -109,6 +113,8 @@ def normalize_value(value: Any) -> Any:
 
 def _load_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
+        if _has_anchor(raw):
+            return {}, "frontmatter uses YAML anchors or aliases (& and *), which memvault refuses"
         data = yaml.load(raw, Loader=_Loader)  # a safe loader: C or pure-Python SafeLoader
     except yaml.YAMLError as exc:
         return {}, f"frontmatter is not valid YAML: {' '.join(str(exc).split())}"
@@ -120,6 +126,18 @@ def _load_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
     if not isinstance(data, dict):
         return {}, "frontmatter is not a mapping of keys to values"
     return {str(k): normalize_value(v) for k, v in data.items()}, None
+
+
+def _has_anchor(raw: str) -> bool:
+    """Whether YAML text holds an anchor or an alias, asked of the parser's events (no value is
+    built): a few hundred bytes of nested aliases expand to gigabytes (an alias bomb). Text
+    without '&' or '*' has none and skips the parse."""
+    if "&" not in raw and "*" not in raw:
+        return False
+    return any(
+        isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None
+        for event in yaml.parse(raw, Loader=_Loader)
+    )
 
 
 def _newline_of(text: str) -> str:

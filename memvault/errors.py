@@ -29,6 +29,10 @@ class Unreadable(MemvaultError):
     """A file or the vault itself cannot be read."""
 
 
+class ReadOnly(MemvaultError):
+    """The vault cannot be written (read-only media, no permission); reads still work."""
+
+
 class Duplicate(Conflict):
     """A new memory would repeat an existing one (same title or near-identical content)."""
 

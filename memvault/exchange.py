@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .errors import Invalid, MemvaultError
-from .model import Memory
+from .model import Memory, path_problem
 from .output import LinkEnd, MemoryOut, distinct_targets
 from .records import Filter, ImportReport, Recall, Usage
 from .vault import VaultService
@@ -80,7 +80,9 @@ def load(text: str) -> list[dict[str, Any]]:
 
 def import_records(vault: VaultService, records: list[dict[str, Any]]) -> ImportReport:
     """Create each memory whose id is new; report one whose id exists with other content as a
-    conflict (nothing is overwritten); skip one that is already here as it is."""
+    conflict (nothing is overwritten); skip one that is already here as it is. A record whose
+    path could never be a memory's is refused before anything is written."""
+    _check_paths(records)
     report = ImportReport()
     for record in records:
         memory_id = str(record["id"])
@@ -112,3 +114,15 @@ def import_records(vault: VaultService, records: list[dict[str, Any]]) -> Import
             )
         report.created.append(created.path)
     return report
+
+
+def _check_paths(records: list[dict[str, Any]]) -> None:
+    """Invalid, naming the record, if any path leaves the vault, holds a NUL or lies in a
+    dot-folder (.trash, .obsidian): such an export is not one memvault wrote."""
+    for number, record in enumerate(records, start=1):
+        path = record.get("path")
+        problem = path_problem(str(path)) if path else None
+        if problem is not None:
+            raise Invalid(
+                f"record {number} (id {record['id']}): path {path!r} {problem}; nothing imported"
+            )

@@ -119,6 +119,12 @@ def sync(
                 summary.added -= 1
                 index.move_usage(db, old[1], moved_to)
             index.drop(db, path)
+    read = {info.path for info in found.changed}
+    summary.skipped += [
+        Skipped(path, f"indexed read-only: {problem}")
+        for path, problem in index.problems()
+        if path in read
+    ]
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
@@ -151,8 +157,12 @@ def rebuild(
 
 def refresh(index: Index, store: VaultStore, path: str) -> str:
     """Bring one path up to date with the disk: 'added', 'updated', 'removed', 'unchanged',
-    or 'skipped' for a file that exists but cannot be read (it keeps its entry)."""
-    info = store.stat(path)
+    or 'skipped' for a file that exists but cannot be read (it keeps its entry). Why a file
+    is not indexed (a symlink loop, bytes that are not UTF-8) is logged as a warning."""
+    skipped: list[Skipped] = []
+    info = store.stat(path, skipped)
+    for item in skipped:
+        log.warning("%s: %s", item.path, item.reason)
     state = index.file_state(path)
     if info is None:
         if state is None:
@@ -163,7 +173,8 @@ def refresh(index: Index, store: VaultStore, path: str) -> str:
         return "unchanged"
     try:
         text = store.load(info)
-    except MemvaultError:
+    except MemvaultError as exc:
+        log.warning("%s: not indexed: %s", path, exc)
         return "skipped"
     with index.transaction() as db:
         index.apply(db, info, text, state)

@@ -79,8 +79,18 @@ class LinkService:
         """Move a memory to `new_path` with its new body and fields (by the write layer), then
         point every inbound link at it. A journal entry written first lets `recover` finish
         the job after a crash."""
-        sources = [new_path if s == memory.path else s for s in self._sources(memory.path, True)]
-        entry = {"old": memory.path, "new": new_path, "keys": _keys_of(memory), "sources": sources}
+        inbound = self._index.backlinks(memory.path)
+        sources = sorted({new_path if row.source == memory.path else row.source for row in inbound})
+        pointing: dict[str, list[str]] = {source: [] for source in sources}
+        for row in inbound:
+            pointing[new_path if row.source == memory.path else row.source].append(row.raw)
+        entry = {
+            "old": memory.path,
+            "new": new_path,
+            "keys": _keys_of(memory),
+            "sources": sources,
+            "pointing": pointing,
+        }
         name = self._journal.add(entry)
         moved = self._writer.move(memory, doc, body, fields, new_path)
         self._retarget(entry)
@@ -100,17 +110,23 @@ class LinkService:
         return done
 
     def _retarget(self, entry: dict[str, Any]) -> None:
-        """Rewrite links in the entry's sources that named the old file and now resolve nowhere."""
+        """Rewrite links in the entry's sources that named the old file and now resolve nowhere,
+        or to another note than the moved one (`archive/ops/outage.md` was there before
+        `ops/outage.md` was archived as `outage-2.md`): those the entry says pointed at it."""
         keys = set(entry["keys"])
         for source in entry["sources"]:
             if self._store.stat(source) is None:
                 continue
             memory, doc = self._store.read(source)
+            pointed = set(entry.get("pointing", {}).get(source, ()))
 
-            def retarget(link: Link, source: str = source) -> str | None:
+            def retarget(
+                link: Link, source: str = source, pointed: set[str] = pointed
+            ) -> str | None:
                 if not _names(source, link, keys):
                     return None
-                if self._index.resolve_link(source, link) is not None:
+                now = self._index.resolve_link(source, link)
+                if now == entry["new"] or (now is not None and link.target not in pointed):
                     return None
                 return format_link(link, _new_target(link, source, entry["new"]))
 
@@ -149,9 +165,8 @@ class LinkService:
             fixed.append((source, target))
         return fixed
 
-    def _sources(self, path: str, include_self: bool = False) -> list[str]:
-        sources = {row.source for row in self._index.backlinks(path)}
-        return sorted(sources if include_self else sources - {path})
+    def _sources(self, path: str) -> list[str]:
+        return sorted({row.source for row in self._index.backlinks(path)} - {path})
 
     def _points_to(self, source: str, target: str) -> Callable[[Link], bool]:
         return lambda link: self._index.resolve_link(source, link) == target

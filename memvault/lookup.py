@@ -40,6 +40,9 @@ class Lookup:
                 " pass a memory's id, path, slug, title or alias"
             )
         paths = self._index.resolve(identifier)
+        path = _plain_path(identifier)
+        if not paths and path != identifier.strip():
+            paths = self._index.resolve(path)
         if len(paths) > 1:
             first = self._index.note(paths[0])
             if first is not None and first.id == identifier.strip():
@@ -51,7 +54,7 @@ class Lookup:
             )
         if paths:
             return paths[0]
-        return self._unindexed_file(identifier)
+        return self._unindexed_file(path)
 
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
@@ -110,22 +113,30 @@ class Lookup:
             [(s.path, s.title, s.score) for s in suggestions],
         )
 
-    def _unindexed_file(self, identifier: str) -> str | None:
-        """A file the index has not seen yet, named by its relative path."""
-        path = identifier.strip()
+    def _unindexed_file(self, path: str) -> str | None:
+        """A file the index has not seen yet, named by its relative path, if the vault holds it
+        as a memory (not in a dot-folder, not a symlink to another note)."""
         if not path.lower().endswith(".md"):
             path += ".md"
         try:
-            if not self._store.absolute(path).is_file():
-                return None
-        except (Invalid, OSError):  # not a path in the vault, or too long for the OS to look up
+            info = self._store.stat(path)
+        except OSError:  # a name too long for the OS to look up
+            return None
+        if info is None:
             return None
         try:
-            text = self._store.read_text(path)
-            self._index.upsert(path, text, self._store.info(path))
-            return path
+            self._index.upsert(info.path, self._store.read_text(info.path), info)
         except (Invalid, NotFound):
             return None
+        return info.path
+
+
+def _plain_path(identifier: str) -> str:
+    """An identifier written as a path, without its `.` parts and doubled slashes: `./foo`,
+    `.//foo` and `foo` name one file."""
+    text = identifier.strip().replace("\\", "/")
+    root = "/" if text.startswith("/") else ""
+    return root + "/".join(part for part in text.split("/") if part not in ("", "."))
 
 
 def _split_category(identifier: str, index: Index) -> tuple[str | None, str]:

@@ -43,6 +43,9 @@ class Limits:
     max_content: int = 1024 * 1024
     max_tags: int = 64
     max_tag_length: int = 100
+    # A category is a folder path: 980 folders deep made every later start fail (issue 13).
+    max_category_depth: int = 8
+    max_category_length: int = 200
 
 
 @dataclass
@@ -166,15 +169,47 @@ def clean_tags(tags: Any, limits: Limits) -> list[str]:
     return cleaned
 
 
-def clean_category(category: str | None) -> str | None:
-    """A category is a folder path; each part becomes a safe slug, so it never leaves the vault."""
+def clean_category(category: str | None, limits: Limits) -> str | None:
+    """A category is a folder path; each part becomes a safe slug, so it never leaves the vault,
+    within the depth and length limits (the archive's own folder in front does not count: it
+    mirrors every category one level down)."""
     if category is None or not str(category).strip():
         return None
     parts = [_slug(p) for p in re.split(r"[\\/]+", str(category))]
     parts = [p for p in parts if p]
     if not parts:
         raise Invalid(f"category {category!r} has no usable name; use letters or digits")
+    own = parts[1:] if parts[0] == ARCHIVE else parts
+    if len(own) > limits.max_category_depth:
+        raise TooLarge(
+            f"category is {len(own)} levels deep; the limit is {limits.max_category_depth}. "
+            "Use a shorter folder path and tags for the rest."
+        )
+    if len("/".join(own)) > limits.max_category_length:
+        raise TooLarge(
+            f"category is {len('/'.join(own))} characters; the limit is "
+            f"{limits.max_category_length}"
+        )
     return "/".join(parts)
+
+
+def path_problem(path: str) -> str | None:
+    """Why a vault-relative path can name no memory's file (None when it can): it leaves the
+    vault, holds a NUL, or lies in a dot-folder (.trash, .obsidian, memvault's own)."""
+    if "\x00" in path:
+        return "contains a NUL character"
+    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+    if path.startswith(("/", "\\")) or ".." in parts or not parts:
+        return "is not inside the vault"
+    if any(part.startswith(".") for part in parts):
+        return "is in a dot-folder, which holds no memories"
+    return None
+
+
+def is_memory_path(path: str) -> bool:
+    """Whether a walk of the vault takes the file at `path` for a memory: markdown, not in a
+    dot-folder."""
+    return path.lower().endswith(".md") and path_problem(path) is None
 
 
 def clean_scope(scope: str | None) -> str | None:

@@ -221,6 +221,7 @@ class CheckReport:
     duplicate_ids: list[DuplicateId] = field(default_factory=list)
     malformed: list[Malformed] = field(default_factory=list)
     ambiguous_links: list[AmbiguousLink] = field(default_factory=list)
+    unreadable: list[Skipped] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     clean: bool = field(init=False)
 
@@ -231,6 +232,7 @@ class CheckReport:
             or self.duplicate_ids
             or self.malformed
             or self.ambiguous_links
+            or self.unreadable
         )
 
 

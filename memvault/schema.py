@@ -8,10 +8,13 @@ dropped: it changes by numbered migrations, applied in order and recorded in `mi
 
 from __future__ import annotations
 
+import functools
 import logging
-import re
 import sqlite3
+from contextlib import closing
 from pathlib import Path
+
+from .errors import Unreadable
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +127,14 @@ def connect(path: Path) -> sqlite3.Connection:
 
 def open_index(path: Path) -> tuple[sqlite3.Connection, bool]:
     """The index at `path`, ready to use, and whether its derived tables are empty and need a
-    rebuild (new file, another schema version, or a damaged one, which is replaced)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    rebuild (new file, another schema version, or a damaged one, which is replaced). A folder
+    at `path` is never replaced: that is a clear error."""
+    if path.is_dir():
+        raise Unreadable(f"the index path {path} is a folder; move it away or give --index-path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Unreadable(f"cannot create the index folder {path.parent}: {exc.strerror}") from exc
     db: sqlite3.Connection | None = None
     try:
         db = connect(path)
@@ -145,13 +154,17 @@ def open_index(path: Path) -> tuple[sqlite3.Connection, bool]:
 def _prepare(db: sqlite3.Connection) -> bool:
     """Bring the schema up to date; True when the derived tables were (re)created empty."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    missing = _missing(db) if version == SCHEMA_VERSION else []
-    if version == SCHEMA_VERSION and not missing:
+    found = _objects(db)
+    missing, changed = _damage(found) if version == SCHEMA_VERSION else ([], [])
+    _restore_kept(db, found)
+    if version == SCHEMA_VERSION and not missing and not changed:
         db.execute("SELECT rowid FROM notes_fts LIMIT 1").fetchone()
         _migrate(db)
         return False
-    if missing:
-        log.warning("the index lacks %s; rebuilding it", ", ".join(missing))
+    if missing or changed:
+        damage = [f"lacks {', '.join(missing)}"] if missing else []
+        damage += [f"has another {', '.join(changed)}"] if changed else []
+        log.warning("the index %s; rebuilding it", " and ".join(damage))
     elif version:
         log.warning("index schema %s is not %s; rebuilding it", version, SCHEMA_VERSION)
     drops = "".join(f"DROP TABLE IF EXISTS {t};" for t in DERIVED_TABLES)
@@ -163,14 +176,45 @@ def _prepare(db: sqlite3.Connection) -> bool:
     return True
 
 
-def _missing(db: sqlite3.Connection) -> list[str]:
-    """The derived tables and indexes this index lacks (a hand-made change, a bad tool)."""
-    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    return sorted(set(DERIVED_TABLES).union(_index_names()).difference(names))
+def _objects(db: sqlite3.Connection) -> dict[str, str]:
+    """Each table and index of a database, by name, with its SQL (whitespace collapsed)."""
+    rows = db.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL")
+    return {name: " ".join(sql.split()) for name, sql in rows}
 
 
-def _index_names() -> set[str]:
-    return set(re.findall(r"CREATE (?:UNIQUE )?INDEX (\w+)", NOTE_INDEXES + LINK_INDEXES))
+@functools.cache
+def _expected() -> tuple[dict[str, str], frozenset[str]]:
+    """What a whole index holds (name -> SQL, FTS5's own tables included), and the names of
+    its kept tables: read from a fresh index made in memory."""
+    with closing(sqlite3.connect(":memory:")) as db:
+        db.executescript(TABLES + NOTE_INDEXES + LINK_INDEXES)
+        derived = _objects(db)
+        db.execute(_MIGRATIONS_TABLE)
+        for statement in KEPT_MIGRATIONS:
+            db.execute(statement)
+        return _objects(db), frozenset(_objects(db)).difference(derived)
+
+
+def _damage(found: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The derived tables and indexes this index lacks, and those whose SQL differs from this
+    version's (a hand-made change, a bad tool). FTS5's own tables are named only when the FTS
+    table itself is there."""
+    expected, kept = _expected()
+    derived = sorted(set(expected).difference(kept))
+    missing = [name for name in derived if name not in found]
+    changed = [name for name in derived if name in found and found[name] != expected[name]]
+    shadows_too = "notes_fts" in found
+    return [n for n in missing if shadows_too or not n.startswith("notes_fts_")], changed
+
+
+def _restore_kept(db: sqlite3.Connection, found: dict[str, str]) -> None:
+    """Migrations run again when a kept table is gone (dropped by hand): its state is lost, but
+    the index works again. Migration 1 is idempotent (CREATE TABLE IF NOT EXISTS)."""
+    _expected_sql, kept = _expected()
+    gone = sorted(name for name in kept if name not in found and name != "migrations")
+    if gone and "migrations" in found:
+        log.warning("the index lacks %s (kept state); making it again", ", ".join(gone))
+        db.execute("DELETE FROM migrations")
 
 
 def _migrate(db: sqlite3.Connection) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
@@ -15,8 +16,8 @@ from filelock import FileLock, Timeout
 
 from .config import STATE_DIR
 from .document import Document, parse_document, render_document
-from .errors import Conflict, Invalid, NotFound, Unreadable
-from .model import Memory, memory_from
+from .errors import Conflict, Invalid, NotFound, ReadOnly, Unreadable
+from .model import Memory, is_memory_path, memory_from, path_problem
 from .records import FileInfo, Skipped
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,8 @@ LOCK_TIMEOUT = 30.0
 LOCK_POLL = 0.002
 TEMP_SUFFIX = ".memvault-tmp"
 LEFTOVER_AGE = 60.0
+# Why a symlink to a note of the vault is not indexed: it is that note (never reported).
+SAME_NOTE = "a link to a note of the vault"
 
 
 class VaultStore:
@@ -43,32 +46,46 @@ class VaultStore:
         return self.root / STATE_DIR
 
     def ensure(self) -> None:
-        """Create the vault folder and its hidden state folder if missing."""
+        """Create the vault folder if missing (a read-only vault that exists is fine)."""
         try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise Unreadable(f"cannot create the vault at {self.root}: {exc.strerror}") from exc
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the vault lock: one writer at a time across every memvault process."""
-        self.ensure()
+        """Hold the vault lock: one writer at a time across every memvault process. A vault
+        memvault cannot write to (read-only media, permissions) is ReadOnly, in one line."""
         try:
-            with self._lock.acquire(poll_interval=LOCK_POLL):
-                yield
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire(poll_interval=LOCK_POLL)
         except Timeout as exc:
             raise Conflict(
                 f"the vault is locked by another memvault process for over {LOCK_TIMEOUT:.0f}s; "
                 "try again"
             ) from exc
+        except OSError as exc:
+            raise ReadOnly(
+                f"the vault {self.root} is read-only ({exc.strerror}); memvault can search and "
+                "read it but not change it"
+            ) from exc
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def absolute(self, path: str) -> Path:
-        """The absolute file for a vault-relative path, refusing anything that leaves the vault."""
+        """The absolute file for a vault-relative path, refusing anything that leaves the vault
+        or lies in a dot-folder (those hold no memories: .trash, .obsidian, memvault's own)."""
         pure = PurePosixPath(path.replace("\\", "/"))
-        if pure.is_absolute() or ".." in pure.parts or not pure.parts:
-            raise Invalid(f"path {path!r} is not inside the vault; use a relative path like a/b.md")
+        problem = path_problem(path)
+        if problem is not None:
+            raise Invalid(f"path {path!r} {problem}; use a relative path like a/b.md")
         full = self.root / Path(*pure.parts)
-        real = full.resolve()
+        try:
+            real = full.resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+            raise Invalid(f"path {path!r} is a symlink loop") from exc
         if real != self._real_root and self._real_root not in real.parents:
             raise Invalid(f"path {path!r} leads out of the vault (through a symlink)")
         return full
@@ -82,27 +99,43 @@ class VaultStore:
         share: tuple[int, int] = (0, 1),
         sweep: bool = False,
     ) -> Iterator[FileInfo]:
-        """Every markdown file in the vault, skipping dot-folders and symlinks out of it.
+        """Every markdown file in the vault, depth first in name order, skipping dot-folders,
+        symlinks out of it and symlinks to its own notes (those are one memory, the target).
 
         With `sweep` (upkeep only: a read never changes the vault) it deletes on the way
         memvault's own temp files that a crash left behind (older than LEFTOVER_AGE seconds; a
         live writer's temp file lives for milliseconds). `share` (i, n) walks only every n-th
         top-level folder from the i-th (the root's own files go with share 0), so that n
-        processes can walk one vault together.
+        processes can walk one vault together. The open folders are a stack, not a recursion,
+        so a tree of any depth is walked.
         """
         if not self.root.is_dir():
             raise Unreadable(f"the vault {self.root} does not exist or is not a folder")
-        yield from self._walk(str(self.root), "", skipped, share, sweep)
+        folders = [(iter(self._listing(str(self.root), "", skipped, share, sweep)), "")]
+        while folders:
+            entries, prefix = folders[-1]
+            for entry, is_dir in entries:
+                if is_dir:
+                    inner = f"{prefix}{entry.name}/"
+                    listing = self._listing(entry.path, inner, skipped, (0, 1), sweep)
+                    folders.append((iter(listing), inner))
+                    break
+                info = self._entry_info(entry, prefix + entry.name, skipped)
+                if info is not None:
+                    yield info
+            else:
+                folders.pop()
 
-    def _walk(
+    def _listing(
         self,
         folder: str,
         prefix: str,
         skipped: list[Skipped] | None,
         share: tuple[int, int],
         sweep: bool,
-    ) -> Iterator[FileInfo]:
-        """One folder, depth first in name order; plain strings and scandir keep 100k files fast."""
+    ) -> list[tuple[os.DirEntry[str], bool]]:
+        """A folder's markdown files and subfolders (is_dir) in name order, within `share`;
+        plain strings and scandir keep 100k files fast."""
         try:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
@@ -111,9 +144,10 @@ class VaultStore:
                 skipped.append(
                     Skipped(prefix.rstrip("/") or ".", f"cannot read folder: {exc.strerror}")
                 )
-            return
+            return []
         mine, shares = share
         folders = 0
+        kept = []
         for entry in entries:
             name = entry.name
             if name.startswith("."):
@@ -127,11 +161,10 @@ class VaultStore:
             if is_dir:
                 folders += 1
                 if (folders - 1) % shares == mine:
-                    yield from self._walk(entry.path, f"{prefix}{name}/", skipped, (0, 1), sweep)
+                    kept.append((entry, True))
             elif name.lower().endswith(".md") and mine == 0:
-                info = self._entry_info(entry, prefix + name, skipped)
-                if info is not None:
-                    yield info
+                kept.append((entry, False))
+        return kept
 
     def _entry_info(
         self, entry: os.DirEntry[str], rel: str, skipped: list[Skipped] | None
@@ -146,34 +179,49 @@ class VaultStore:
             return None
         return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
 
-    def stat(self, path: str) -> FileInfo | None:
+    def stat(self, path: str, skipped: list[Skipped] | None = None) -> FileInfo | None:
         """The file's size and mtime if `path` is a markdown file memvault would index, else None
-        (missing, in a dot-folder, not markdown, or a symlink out of the vault)."""
-        pure = PurePosixPath(path)
-        if any(part.startswith(".") for part in pure.parts) or pure.suffix.lower() != ".md":
+        (missing, in a dot-folder, not markdown, a symlink out of the vault or to a note of its
+        own); why a file there is not indexed goes to `skipped` (a symlink loop, ...)."""
+        if not is_memory_path(path):
             return None
         try:
             full = self.absolute(path)
-        except Invalid:
+        except Invalid as exc:
+            if skipped is not None:
+                skipped.append(Skipped(path, f"not indexed: {exc}"))
             return None
         if not full.is_file():
             return None
-        return self._info(full, None)
+        return self._info(full, skipped)
 
     def _info(self, full: Path, skipped: list[Skipped] | None) -> FileInfo | None:
         rel = full.relative_to(self.root).as_posix()
+        reason = self._link_problem(full) if full.is_symlink() else None
+        if reason is None:
+            try:
+                stat = full.stat()
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+            else:
+                return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+        if skipped is not None and reason != SAME_NOTE:
+            skipped.append(Skipped(rel, f"not indexed: {reason}"))
+        return None
+
+    def _link_problem(self, link: Path) -> str | None:
+        """Why a symlink is no memory of its own (None when it is one): a loop, a dangling link
+        or one out of the vault is reported; one to a note of the vault is that note
+        (SAME_NOTE), so the note is never indexed twice under one id."""
         try:
-            if full.is_symlink():
-                real = full.resolve()
-                if self._real_root not in real.parents:
-                    raise Invalid("symlink out of the vault")
-            stat = full.stat()
-        except (OSError, Invalid) as exc:
-            if skipped is not None:
-                reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-                skipped.append(Skipped(rel, f"not indexed: {reason}"))
-            return None
-        return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+            real = Path(os.path.realpath(link, strict=True))
+        except OSError as exc:
+            return "symlink loop" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+        if self._real_root not in real.parents:
+            return "symlink out of the vault"
+        if is_memory_path(real.relative_to(self._real_root).as_posix()) and real.is_file():
+            return SAME_NOTE
+        return None
 
     def read_text(self, path: str) -> str:
         """A file's text, BOM and line endings kept; a clear error if it cannot be read."""

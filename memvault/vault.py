@@ -19,7 +19,7 @@ from typing import Any
 from . import checks, clock, indexer, similar, workers
 from .config import Settings
 from .document import Document
-from .errors import Conflict, Duplicate, Invalid
+from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
 from .index import Index
 from .indexer import Changes, Progress
@@ -50,6 +50,7 @@ from .records import (
     RebuildSummary,
     Recall,
     SearchPage,
+    Skipped,
     Stats,
     SyncSummary,
     Usage,
@@ -94,21 +95,25 @@ class VaultService:
         caller goes on starting up; `Starting.finish` then syncs and runs `maintain`."""
         return Starting(cls.open(settings, fill=False), settings)
 
-    def fill(self, found: Changes | None = None) -> None:
+    def fill(self, found: Changes | None = None) -> list[Skipped]:
         """Bring the index up to date with the files: a full build for a new index, else an
         incremental sync (of `found` when the caller looked for changes already). Only the
-        index changes: no file is written (see `maintain`)."""
+        index changes: no file is written (see `maintain`). The files it skipped, and why."""
         if self._index.fresh:
-            indexer.rebuild(self._index, self._store)
-        else:
-            indexer.sync(self._index, self._store, found)
+            return indexer.rebuild(self._index, self._store).skipped
+        return indexer.sync(self._index, self._store, found).skipped
 
     def maintain(self) -> Maintenance:
         """Upkeep that writes files, run when the server starts and on explicit commands:
-        finish renames a crash cut short, and move expired memories to the archive."""
-        with self._store.lock():
-            finished = self._links.recover()
-        return Maintenance(finished_renames=finished, archived=self.archive_expired())
+        finish renames a crash cut short, and move expired memories to the archive. A read-only
+        vault skips it with one warning: reads still work."""
+        try:
+            with self._store.lock():
+                finished = self._links.recover()
+            return Maintenance(finished_renames=finished, archived=self.archive_expired())
+        except ReadOnly as exc:
+            log.warning("upkeep skipped: %s", exc)
+            return Maintenance()
 
     def close(self) -> None:
         self._index.close()
@@ -216,7 +221,7 @@ class VaultService:
         title = clean_title(title, self.limits)
         content = check_content(content, self.limits)
         tag_list = clean_tags(tags, self.limits)
-        folder = clean_category(category)
+        folder = clean_category(category, self.limits)
         scope = clean_scope(scope)
         expires = expiry_from(expires_at, ttl_days)
         with self._writing():
@@ -290,7 +295,7 @@ class VaultService:
         Its old path is used when free, else a fresh slug in its category."""
         title = clean_title(str(record["title"]), self.limits)
         body = with_newline(check_content(str(record.get("content") or ""), self.limits))
-        folder = clean_category(record.get("category"))
+        folder = clean_category(record.get("category"), self.limits)
         metadata = dict(record.get("frontmatter") or {})
         metadata.update(id=str(record["id"]), title=title)
         with self._writing():
@@ -368,13 +373,15 @@ class VaultService:
 
     def check(self, fix: bool = False) -> CheckReport:
         """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter; with
-        `fix`, upkeep and the repairs first, and what they did in `fixed`."""
+        `fix`, upkeep and the repairs first, and what they did in `fixed`. The index is
+        brought up to date first, so every file that cannot be read is named."""
+        skipped = self.fill()
         fixed = []
         if fix:
             fixed = self.maintain().lines()
             with self._writing():
                 fixed += checks.repair(self._index, self._store, self._writer, self._links)
-        report = checks.find_problems(self._index, self._links)
+        report = checks.find_problems(self._index, self._links, skipped)
         report.fixed = fixed
         return report
 
@@ -391,8 +398,10 @@ class VaultService:
             fields["title"] = clean_title(title, self.limits)
         if tags is not None and clean_tags(tags, self.limits) != memory.tags:
             fields["tags"] = clean_tags(tags, self.limits)
-        if category is not None and (clean_category(category) or None) != memory.category:
-            fields["category"] = clean_category(category)
+        if category is not None:
+            folder = clean_category(category, self.limits)
+            if folder != memory.category:
+                fields["category"] = folder
         if fields and not doc.writable:
             raise Invalid(
                 f"{memory.path} has frontmatter memvault cannot parse ({doc.error}); "
@@ -410,7 +419,9 @@ class VaultService:
         if folder == memory.category and stem == memory.stem:
             return memory.path
         if stem == memory.stem:
-            return _join(folder, f"{stem}.md")
+            moved = _join(folder, f"{stem}.md")
+            # An expired note whose archive path is taken goes to a free name (outage-2.md).
+            return self._free_path(folder, stem) if self._store.exists(moved) else moved
         return self._free_path(folder, stem, memory.path)
 
     def _free_path(self, folder: str | None, stem: str, current: str | None = None) -> str:

@@ -110,6 +110,8 @@ class VaultWatcher(FileSystemEventHandler):
                     summary.moved,
                     summary.removed,
                 )
+                for item in summary.skipped:
+                    log.warning("watch: %s: %s", item.path, item.reason)
                 return
             for path in paths:
                 outcome = self.vault.refresh(path)

@@ -317,7 +317,8 @@ def link_forms(draw: st.DrawFn) -> str:
                 f"![[{name}]]",
                 f"[[{draw(names)}/{name}]]",
                 f"[{label}]({quote(name, safe='/')}.md)",
-                f"[{label}]({name.replace(' ', '%20')}.md)",
+                # ':' stays escaped: `[x](A:.md)` is a link to the URI scheme `A:`, not a file.
+                f"[{label}]({name.replace(' ', '%20').replace(':', '%3A')}.md)",
             ]
         )
     )

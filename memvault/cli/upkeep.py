@@ -74,7 +74,7 @@ def sync(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
     """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
-    with service(ctx) as vault:
+    with service(ctx, fill=False) as vault:
         out = vault.check(fix=fix)
     if as_json:
         emit(out)
@@ -96,6 +96,8 @@ def echo_check(out: CheckReport) -> None:
         click.echo(f"duplicate id {duplicate.id}: {', '.join(duplicate.paths)}")
     for bad in out.malformed:
         click.echo(f"malformed: {bad.path}: {bad.problem}")
+    for skipped in out.unreadable:
+        click.echo(f"unreadable: {skipped.path}: {skipped.reason}")
     for ambiguous in out.ambiguous_links:
         click.echo(
             f"ambiguous link: {ambiguous.source} -> [[{ambiguous.target}]] could be "
