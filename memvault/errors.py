@@ -29,6 +29,14 @@ class Unreadable(MemvaultError):
     """A file or the vault itself cannot be read."""
 
 
+class Changed(Conflict):
+    """A file changed on disk between memvault's read and its write (the write was not made)."""
+
+
+class Unwritable(MemvaultError):
+    """A file could not be written (disk full, permissions); nothing was changed."""
+
+
 class Duplicate(Conflict):
     """A new memory would repeat an existing one (same title or near-identical content)."""
 

@@ -19,9 +19,9 @@ from . import workers
 from .document import parse_document
 from .errors import MemvaultError
 from .index import Index
-from .model import memory_from
+from .model import content_hash, memory_from
 from .records import FileInfo, RebuildSummary, Skipped, SyncSummary
-from .rows import NoteRows, content_hash, note_rows
+from .rows import NoteRows, note_rows
 from .store import VaultStore
 
 log = logging.getLogger(__name__)
@@ -181,7 +181,9 @@ def file_rows(job: tuple[str, str, int, int]) -> NoteRows | Skipped:
         return Skipped(path, f"cannot read: {exc.strerror}")
     except UnicodeDecodeError:
         return Skipped(path, "not UTF-8 text")
-    return note_rows(memory_from(path, parse_document(text), mtime_ns), size, mtime_ns, text)
+    digest = content_hash(text)
+    memory = memory_from(path, parse_document(text), mtime_ns, digest)
+    return note_rows(memory, size, mtime_ns, digest)
 
 
 def walked(root: Path, share: tuple[int, int], sweep: bool) -> tuple[list[Stat], list[Skipped]]:

@@ -3,7 +3,6 @@ them in worker processes while the main process writes to SQLite."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
 from dataclasses import dataclass
@@ -30,13 +29,9 @@ class NoteRows:
     problem: str | None
 
 
-def content_hash(text: str) -> str:
-    """A file's fingerprint, to tell an edit from a touch."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def note_rows(memory: Memory, size: int, mtime_ns: int, text: str) -> NoteRows:
-    """The notes, aliases, tags, links and full-text rows of one memory."""
+def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows:
+    """The notes, aliases, tags, links and full-text rows of one memory; `digest` is its
+    file's `content_hash`."""
     folder = folder_of(memory.path)
     known = {t.lower() for t in memory.tags}
     tags = memory.tags + [t for t in find_tags(memory.body) if t.lower() not in known]
@@ -59,7 +54,7 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, text: str) -> NoteRows:
             memory.expires_at,
             size,
             mtime_ns,
-            content_hash(text),
+            digest,
             memory.problem,
         ),
         aliases=[(a, a.lower()) for a in memory.aliases],

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
+import stat as stat_mode
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
 
 from .config import STATE_DIR
 from .document import Document, parse_document, render_document
-from .errors import Conflict, Invalid, NotFound, Unreadable
-from .model import Memory, memory_from
-from .records import FileInfo, Skipped
+from .errors import Changed, Conflict, Invalid, NotFound, Unreadable, Unwritable
+from .model import Memory, content_hash, memory_from
+from .records import FileInfo, Skipped, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,13 @@ LOCK_TIMEOUT = 30.0
 LOCK_POLL = 0.002
 TEMP_SUFFIX = ".memvault-tmp"
 LEFTOVER_AGE = 60.0
+# A file modified less than SETTLED_NS ago may be half-written by an editor that writes in
+# place: it is read again after STABLE_PAUSE seconds and used only when two reads agree (size,
+# mtime, hash), up to STABLE_TRIES times.
+SETTLED_NS = 1_000_000_000
+STABLE_PAUSE = 0.005
+STABLE_TRIES = 40
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
 class VaultStore:
@@ -184,21 +193,38 @@ class VaultStore:
         return self._decode(info.path, self.root / info.path)
 
     def _decode(self, path: str, full: Path) -> str:
-        try:
-            data = full.read_bytes()
-        except FileNotFoundError as exc:
-            raise NotFound(f"no file {path!r} in the vault") from exc
-        except OSError as exc:
-            raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise Unreadable(f"{path!r} is not UTF-8 text") from exc
+        return _text(path, _read_bytes(path, full)[0])
 
     def read(self, path: str) -> tuple[Memory, Document]:
         """A memory and the parsed document it came from (kept for byte-exact rewrites)."""
-        doc = parse_document(self.read_text(path))
-        return memory_from(path, doc, self.info(path).mtime_ns), doc
+        memory, doc, _snapshot = self.read_for_edit(path)
+        return memory, doc
+
+    def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
+        """A memory, its document, and the snapshot its write compares the file with; never a
+        half-written file (see `snapshot`)."""
+        snapshot = self.snapshot(path)
+        doc = parse_document(snapshot.text)
+        return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest), doc, snapshot
+
+    def snapshot(self, path: str) -> Snapshot:
+        """The file as it stands, once it is stable: a file changed within SETTLED_NS is read
+        again after a pause until two reads agree, so an editor's write in progress is never
+        the base of an edit."""
+        full = self.absolute(path)
+        first = _snapshot(path, full)
+        for _ in range(STABLE_TRIES):
+            if time.time_ns() - first.mtime_ns > SETTLED_NS:
+                return first
+            time.sleep(STABLE_PAUSE)
+            second = _snapshot(path, full)
+            if second == first:
+                return first
+            first = second
+        raise Changed(
+            f"{path} is being written by another program (it kept changing for "
+            f"{STABLE_TRIES * STABLE_PAUSE:.1f}s); try again when it is saved"
+        )
 
     def info(self, path: str) -> FileInfo:
         """Size and modification time of a file, as a walk would report them."""
@@ -206,47 +232,63 @@ class VaultStore:
         return FileInfo(path, stat.st_size, stat.st_mtime_ns)
 
     def save(
-        self, path: str, doc: Document, body: str, updates: dict[str, object]
-    ) -> tuple[str, FileInfo]:
-        """Write `body` under the document's frontmatter with `updates` applied; return the text.
+        self, path: str, doc: Document, body: str, updates: dict[str, object], base: Snapshot | None
+    ) -> tuple[str, FileInfo, Undo]:
+        """Write `body` under the document's frontmatter with `updates` applied over the file
+        `base` describes (None: a new file); return the text, its stat and how to undo it.
 
         Files without frontmatter, or with broken YAML, keep their head byte for byte when
         there are no updates.
         """
         text = render_document(replace(doc, body=body), updates)
-        self.write(path, text)
-        return text, self.info(path)
+        undo = self.write(path, text, base)
+        return text, self.info(path), undo
 
-    def write(self, path: str, text: str) -> None:
-        """Write a file atomically: temp file in the same folder, fsync, then rename over."""
+    def write(self, path: str, text: str, base: Snapshot | None) -> Undo:
+        """Write a file atomically (temp file in the same folder, fsync, rename over), only if
+        it is still the file `base` describes (or, for None, still absent): else Changed. The
+        file keeps its mode and owner; a file with several hard links is refused."""
         full = self.absolute(path)
-        full.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(full, text)
+        with _writing(path):
+            full.parent.mkdir(parents=True, exist_ok=True)
+            undo = atomic_write(full, text, lambda: _unchanged(path, full, base))
+        return replace(undo, root=self.root)
 
-    def move(self, old: str, new: str) -> None:
+    def move(self, old: str, new: str) -> Undo:
         """Rename a file within the vault in one step, creating the target folder."""
         source, target = self.absolute(old), self.absolute(new)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.exists() and not _same_file(source, target):
-            raise Conflict(f"cannot move {old!r}: {new!r} already exists")
-        os.rename(source, target)
-        _fsync_folder(target.parent)
+        with _writing(new):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists() and not _same_file(source, target):
+                raise Conflict(f"cannot move {old!r}: {new!r} already exists")
+            os.rename(source, target)
+            _fsync_folder(target.parent)
         self._prune(source.parent)
+        return Undo(full=source, moved_to=target)
 
-    def remove(self, path: str) -> None:
-        """Delete a file, and its folder if that leaves the folder empty."""
+    def remove(self, path: str) -> Undo:
+        """Delete a file (kept aside until the change is final), and its folder if that
+        leaves the folder empty."""
         full = self.absolute(path)
-        full.unlink(missing_ok=True)
-        _fsync_folder(full.parent)
+        with _writing(path):
+            kept = _aside(full)
+            os.rename(full, kept)
+            _fsync_folder(full.parent)
         self._prune(full.parent)
+        return Undo(full=full, kept=kept, root=self.root)
 
     def _prune(self, folder: Path) -> None:
-        while folder != self.root and self.root in folder.parents:
-            try:
-                folder.rmdir()
-            except OSError:
-                return
-            folder = folder.parent
+        _prune(self.root, folder)
+
+
+def _prune(root: Path, folder: Path) -> None:
+    """Remove `folder` and its parents up to `root` while they are empty."""
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _remove_leftover(temp: Path) -> None:
@@ -258,18 +300,154 @@ def _remove_leftover(temp: Path) -> None:
         pass
 
 
-def atomic_write(full: Path, text: str) -> None:
-    temp = full.parent / f".{full.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+@dataclass
+class Undo:
+    """How to take back one file change until it is final: the file it replaced or removed
+    is kept aside (a hard link under a temp name: no space needed to put it back)."""
+
+    full: Path
+    kept: Path | None = None
+    created: bool = False
+    moved_to: Path | None = None
+    root: Path | None = None
+
+    def undo(self) -> None:
+        """Put the file back as it was before the change."""
+        if self.moved_to is not None:
+            self.full.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(self.moved_to, self.full)
+        elif self.kept is not None:
+            self.full.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.kept, self.full)
+            self.kept = None
+        elif self.created:
+            self.full.unlink(missing_ok=True)
+        _fsync_folder(self.full.parent)
+
+    def discard(self) -> None:
+        """The change is final: drop the copy kept aside (and its folder, if it was all that
+        kept a moved or deleted file's folder)."""
+        if self.kept is not None:
+            self.kept.unlink(missing_ok=True)
+            if self.root is not None:
+                _prune(self.root, self.kept.parent)
+
+
+def atomic_write(
+    full: Path, text: str, check: Callable[[], os.stat_result | None] = lambda: None
+) -> Undo:
+    """Write `text` to a temp file, fsync it, run `check` (it raises if the file must not be
+    replaced; it returns the current file's stat, None for no file to keep), keep the old file
+    aside and rename over."""
+    temp = _aside(full)
+    kept: Path | None = None
     try:
         with open(temp, "xb") as handle:
             handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
+        current = check()
+        if current is not None:
+            _keep_owner(temp, current)
+            kept = _aside(full)
+            os.link(full, kept, follow_symlinks=False)
         os.replace(temp, full)
     except BaseException:
         temp.unlink(missing_ok=True)
+        if kept is not None:
+            kept.unlink(missing_ok=True)
         raise
     _fsync_folder(full.parent)
+    return Undo(full=full, kept=kept, created=current is None)
+
+
+def _aside(full: Path) -> Path:
+    """A fresh temp name next to `full` (a dot-file: walks skip it, upkeep sweeps it)."""
+    return full.parent / f".{full.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+
+
+def _keep_owner(temp: Path, current: os.stat_result) -> None:
+    """Give the new file the mode and owner of the one it replaces (owner only where allowed:
+    as root, or a group the writer is in)."""
+    os.chmod(temp, stat_mode.S_IMODE(current.st_mode))
+    mine = temp.stat()
+    if (mine.st_uid, mine.st_gid) != (current.st_uid, current.st_gid) and hasattr(os, "chown"):
+        with suppress(PermissionError):
+            os.chown(temp, current.st_uid, current.st_gid)
+
+
+def _unchanged(path: str, full: Path, base: Snapshot | None) -> os.stat_result | None:
+    """The file's stat if it is still the one `base` describes (None: still absent); else
+    Changed, naming what changed. A file with other hard links is refused: replacing it would
+    split them."""
+    try:
+        current = os.stat(full)
+    except FileNotFoundError:
+        if base is None:
+            return None
+        raise Changed(
+            f"{path} was deleted while memvault was editing it; nothing was written"
+        ) from None
+    if base is None:
+        raise Changed(f"{path} was created by another program meanwhile; nothing was written")
+    if current.st_nlink > 1:
+        raise Invalid(
+            f"{path} has {current.st_nlink} hard links; memvault will not replace it (that "
+            "would split them). Edit it by hand, or make it a single file first"
+        )
+    now = _snapshot(path, full)
+    if (now.size, now.mtime_ns, now.digest) != (base.size, base.mtime_ns, base.digest):
+        raise Changed(
+            f"{path} changed on disk while memvault was editing it ({base.size} -> {now.size} "
+            f"bytes, modified {_moment(now.mtime_ns)}); nothing was written"
+        )
+    return current
+
+
+def _snapshot(path: str, full: Path) -> Snapshot:
+    """One read of a file with the stat of what was read."""
+    data, size, mtime_ns = _read_bytes(path, full)
+    text = _text(path, data)
+    return Snapshot(text, size, mtime_ns, content_hash(text))
+
+
+def _read_bytes(path: str, full: Path) -> tuple[bytes, int, int]:
+    """A file's bytes, its size as read and its mtime; NotFound or Unreadable with the reason."""
+    try:
+        with open(full, "rb") as handle:
+            data = handle.read()
+            mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
+    except FileNotFoundError as exc:
+        raise NotFound(f"no file {path!r} in the vault") from exc
+    except OSError as exc:
+        raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
+    return data, len(data), mtime_ns
+
+
+def _text(path: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"{path!r} is not UTF-8 text") from exc
+
+
+def _moment(mtime_ns: int) -> str:
+    """An mtime as UTC time of day to the millisecond, to name a change."""
+    seconds, nanos = divmod(mtime_ns, 1_000_000_000)
+    return time.strftime("%H:%M:%S", time.gmtime(seconds)) + f".{nanos // 1_000_000:03d}Z"
+
+
+@contextmanager
+def _writing(path: str) -> Iterator[None]:
+    """An OSError while changing a file becomes one clear line; a full disk says so."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _FULL:
+            raise Unwritable(
+                f"disk full: cannot write {path}; nothing was changed. Free some space and retry"
+            ) from exc
+        raise Unwritable(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _same_file(a: Path, b: Path) -> bool:

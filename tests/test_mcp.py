@@ -80,7 +80,15 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         assert "anyOf" not in json.dumps(tool.output_schema), name
     search = tools["search_mem"].output_schema
     assert search is not None
-    hit = {"id": "i", "title": "t", "path": "p.md", "category": None, "tags": [], "score": 1.0}
+    hit = {
+        "id": "i",
+        "title": "t",
+        "path": "p.md",
+        "version": "v",
+        "category": None,
+        "tags": [],
+        "score": 1.0,
+    }
     hit |= {"snippet": "", "updated_at": None, "last_reviewed": None, "scope": None, "age": ""}
     jsonschema.validate({"results": [hit], "total": 1}, search)
     with pytest.raises(jsonschema.ValidationError):
