@@ -270,6 +270,12 @@ class Index:
         )
         return _note_row(rows[0]) if rows else None
 
+    def update_times(self) -> dict[tuple[str, str], str]:
+        """The `updated_at` of every indexed file by (path, content hash), for a rebuild to
+        keep the times of files whose content it has seen."""
+        rows = self._query("SELECT path, hash, updated_at FROM notes WHERE updated_at IS NOT NULL")
+        return {(r[0], r[1]): r[2] for r in rows}
+
     def known_update(self, path: str, digest: str) -> str | None:
         """The `updated_at` the index recorded for a file when it last saw this content
         (`digest`), or None: a file whose mtime alone moved (a copy) keeps its time."""

@@ -21,7 +21,7 @@ from .errors import MemvaultError
 from .index import Index
 from .model import content_hash, memory_from
 from .records import FileInfo, RebuildSummary, Skipped, SyncSummary
-from .rows import NoteRows, note_rows
+from .rows import NoteRows, note_rows, with_known_time
 from .store import VaultStore
 
 log = logging.getLogger(__name__)
@@ -131,6 +131,7 @@ def rebuild(
     started = time.perf_counter()
     summary = RebuildSummary()
     files = list(store.walk(summary.skipped, sweep=sweep))
+    known = index.update_times()
     with index.rebuilding() as db:
         jobs = [(str(store.root), f.path, f.size, f.mtime_ns) for f in files]
         for done, rows in enumerate(_parsed(jobs), start=1):
@@ -140,7 +141,7 @@ def rebuild(
             if rows.problem:
                 path = str(rows.note[0])
                 summary.skipped.append(Skipped(path, f"indexed read-only: {rows.problem}"))
-            index.write_rows(db, rows)
+            index.write_rows(db, with_known_time(rows, known) if known else rows)
             summary.notes += 1
             if progress is not None and (done % BATCH == 0 or done == len(files)):
                 progress(done, len(files))

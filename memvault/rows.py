@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .facets import note_facets
 from .markdown import Link, find_links, find_tags, related_links
@@ -15,6 +15,9 @@ from .search import fts_text
 # One encoder for every note: json.dumps with options builds a new one per call.
 _json_list = json.JSONEncoder(ensure_ascii=False).encode
 LinkValues = tuple[str, str, str, str, str | None, int, int, int]
+# Positions of updated_at and the content hash in NoteRows.note.
+_UPDATED_AT = 9
+_HASH = 15
 
 
 @dataclass
@@ -69,6 +72,17 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows
         ),
         problem=memory.problem,
     )
+
+
+def with_known_time(rows: NoteRows, known: dict[tuple[str, str], str]) -> NoteRows:
+    """The rows with the `updated_at` recorded for this path and content before, if any: a
+    file whose mtime alone moved (copied, touched) has not changed."""
+    note = rows.note
+    kept = known.get((str(note[0]), str(note[_HASH])))
+    if kept is None or kept == note[_UPDATED_AT]:
+        return rows
+    note = (*note[:_UPDATED_AT], kept, *note[_UPDATED_AT + 1 :])
+    return replace(rows, note=note)
 
 
 def link_key(target: str) -> str:
