@@ -249,7 +249,7 @@ class VaultStore:
         it is still the file `base` describes (or, for None, still absent): else Changed. The
         file keeps its mode and owner; a file with several hard links is refused."""
         full = self.absolute(path)
-        with _writing(path):
+        with write_errors(path):
             full.parent.mkdir(parents=True, exist_ok=True)
             undo = atomic_write(full, text, lambda: _unchanged(path, full, base))
         return replace(undo, root=self.root)
@@ -257,7 +257,7 @@ class VaultStore:
     def move(self, old: str, new: str) -> Undo:
         """Rename a file within the vault in one step, creating the target folder."""
         source, target = self.absolute(old), self.absolute(new)
-        with _writing(new):
+        with write_errors(new):
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.exists() and not _same_file(source, target):
                 raise Conflict(f"cannot move {old!r}: {new!r} already exists")
@@ -270,7 +270,7 @@ class VaultStore:
         """Delete a file (kept aside until the change is final), and its folder if that
         leaves the folder empty."""
         full = self.absolute(path)
-        with _writing(path):
+        with write_errors(path):
             kept = _aside(full)
             os.rename(full, kept)
             _fsync_folder(full.parent)
@@ -438,7 +438,7 @@ def _moment(mtime_ns: int) -> str:
 
 
 @contextmanager
-def _writing(path: str) -> Iterator[None]:
+def write_errors(path: str) -> Iterator[None]:
     """An OSError while changing a file becomes one clear line; a full disk says so."""
     try:
         yield
