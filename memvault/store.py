@@ -34,8 +34,8 @@ LEFTOVER_AGE = 60.0
 # place: it is read again after STABLE_PAUSE seconds and used only when two reads agree (size,
 # mtime, hash), up to STABLE_TRIES times.
 SETTLED_NS = 1_000_000_000
-STABLE_PAUSE = 0.005
-STABLE_TRIES = 40
+STABLE_PAUSE = 0.01
+STABLE_TRIES = 30
 _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
@@ -351,6 +351,7 @@ def atomic_write(
             _keep_owner(temp, current)
             kept = _aside(full)
             os.link(full, kept, follow_symlinks=False)
+            _same_stat(full, current)
         os.replace(temp, full)
     except BaseException:
         temp.unlink(missing_ok=True)
@@ -359,6 +360,18 @@ def atomic_write(
         raise
     _fsync_folder(full.parent)
     return Undo(full=full, kept=kept, created=current is None)
+
+
+def _same_stat(full: Path, checked: os.stat_result) -> None:
+    """Changed if the file's stat moved since `checked` (the last look, a stat apart from the
+    rename: the window an editor's save could still slip into is that short)."""
+    now = os.stat(full)
+    if (now.st_ino, now.st_size, now.st_mtime_ns) != (
+        checked.st_ino,
+        checked.st_size,
+        checked.st_mtime_ns,
+    ):
+        raise Changed(f"{full.name} changed on disk just before memvault's write; nothing written")
 
 
 def _aside(full: Path) -> Path:
