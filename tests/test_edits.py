@@ -23,8 +23,14 @@ from memvault.markdown import BodyEdit
 from memvault.vault import VaultService
 
 from .conftest import write_file
+from .mcp_helpers import stdio_session, structured, text_of
 
 REAL_FSYNC = os.fsync
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
 
 
 def during_write(monkeypatch: pytest.MonkeyPatch, edit: Callable[[], None]) -> None:
@@ -238,3 +244,25 @@ def test_cli_edit_with_a_stale_version_is_one_clear_line(vault_dir: Path) -> Non
     )
     assert stale.exit_code == 1
     assert stale.output.startswith("error: ") and "changed since version" in stale.output
+
+
+@pytest.mark.anyio
+async def test_edit_mem_refuses_a_stale_version_over_mcp(vault_dir: Path) -> None:
+    async with stdio_session(vault_dir) as session:
+        written = structured(
+            await session.call_tool("write_mem", {"title": "Mcp note", "content": "one"})
+        )
+        read = await session.call_tool("read_mem", {"identifier": "Mcp note"})
+        assert f"version: {written['version']}" in text_of(read)
+        edited = structured(
+            await session.call_tool(
+                "edit_mem",
+                {"id": "Mcp note", "append": "two", "expected_version": written["version"]},
+            )
+        )
+        assert edited["version"] != written["version"]
+        stale = await session.call_tool(
+            "edit_mem",
+            {"id": "Mcp note", "append": "three", "expected_version": written["version"]},
+        )
+        assert stale.is_error and "changed since version" in text_of(stale)
