@@ -14,7 +14,6 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from . import indexer
-from .document import Document
 from .errors import Invalid
 from .index import Index
 from .journal import Journal
@@ -29,10 +28,10 @@ from .markdown import (
     wikilink,
 )
 from .model import Memory
-from .records import LinkChange, Snapshot
+from .records import LinkChange
 from .rows import link_key, link_keys
 from .store import VaultStore
-from .writer import Writer
+from .writer import Rewrite, Writer
 
 
 class LinkService:
@@ -78,22 +77,15 @@ class LinkService:
             path, lambda memory: remove_related(memory.body, self._points_to(path, other))
         )
 
-    def move(
-        self,
-        memory: Memory,
-        doc: Document,
-        body: str,
-        fields: dict[str, object],
-        new_path: str,
-        base: Snapshot,
-    ) -> Memory:
+    def move(self, change: Rewrite, new_path: str) -> Memory:
         """Move a memory to `new_path` with its new body and fields (by the write layer), then
         point every inbound link at it. A journal entry written first lets `recover` finish
         the job after a crash."""
+        memory = change.memory
         sources = [new_path if s == memory.path else s for s in self._sources(memory.path, True)]
         entry = {"old": memory.path, "new": new_path, "keys": _keys_of(memory), "sources": sources}
         name = self._journal.add(entry)
-        moved = self._writer.move(memory, doc, body, fields, new_path, base)
+        moved = self._writer.move(change, new_path)
         self._retarget(entry)
         self._journal.done(name)
         return moved

@@ -56,7 +56,7 @@ from .records import (
 )
 from .search_sql import SORTS
 from .store import VaultStore
-from .writer import Writer, retrying
+from .writer import Rewrite, Writer, retrying
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +276,7 @@ class VaultService:
                 fields["updated_at"] = clock.now_iso()
                 if new_path == path:
                     return self._writer.save(path, doc, body, fields, base)
-                return self._links.move(memory, doc, body, fields, new_path, base)
+                return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
 
             return retrying(path, attempt)
 

@@ -12,6 +12,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TypeVar
 
 from . import clock
@@ -27,6 +28,18 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # How often a read-change-write is tried again when the file changes under it.
 TRIES = 20
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A memory as read (its document and the snapshot the write compares with) and what to
+    write instead: a new body and changed frontmatter fields."""
+
+    memory: Memory
+    doc: Document
+    base: Snapshot
+    body: str
+    fields: dict[str, object]
 
 
 class Writer:
@@ -113,21 +126,16 @@ class Writer:
 
         return retrying(path, attempt)
 
-    def move(
-        self,
-        memory: Memory,
-        doc: Document,
-        body: str,
-        fields: dict[str, object],
-        new_path: str,
-        base: Snapshot,
-    ) -> Memory:
+    def move(self, change: Rewrite, new_path: str) -> Memory:
         """Save a memory's new body and fields, then move its file to `new_path` in one rename;
         the index forgets the old path and learns the new one."""
-        _text, _info, undo = self._store.save(memory.path, doc, body, fields, base)
-        self._did(memory.path, undo)
-        self._did(new_path, self._store.move(memory.path, new_path))
-        self._index.remove(memory.path)
+        old = change.memory.path
+        _text, _info, undo = self._store.save(
+            old, change.doc, change.body, change.fields, change.base
+        )
+        self._did(old, undo)
+        self._did(new_path, self._store.move(old, new_path))
+        self._index.remove(old)
         return self._index.upsert(
             new_path, self._store.read_text(new_path), self._store.info(new_path)
         )
