@@ -276,11 +276,13 @@ class Index:
         rows = self._query("SELECT path, hash, updated_at FROM notes WHERE updated_at IS NOT NULL")
         return {(r[0], r[1]): r[2] for r in rows}
 
-    def known_update(self, path: str, digest: str) -> str | None:
-        """The `updated_at` the index recorded for a file when it last saw this content
-        (`digest`), or None: a file whose mtime alone moved (a copy) keeps its time."""
+    def known_update(self, path: str, version: str) -> str | None:
+        """The `updated_at` the index recorded for a file when it last saw this content (its
+        `version`), or None: a file whose mtime alone moved (a copy) keeps its time."""
         rows = self._query(
-            "SELECT updated_at FROM notes WHERE path = ? AND hash = ?", (path, digest)
+            "SELECT updated_at FROM notes WHERE path = ?"
+            f" AND substr(hash, 1, {VERSION_LENGTH}) = ?",
+            (path, version),
         )
         return rows[0][0] if rows else None
 

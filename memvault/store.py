@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
+from glob import escape as glob_escape
 from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
@@ -196,16 +197,15 @@ class VaultStore:
         return _text(path, _read_bytes(path, full)[0])
 
     def read(self, path: str) -> tuple[Memory, Document]:
-        """A memory and the parsed document it came from (kept for byte-exact rewrites)."""
-        memory, doc, _snapshot = self.read_for_edit(path)
+        """A memory and the parsed document it came from, in one read (a read only shows it;
+        an edit starts from `read_for_edit`)."""
+        memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path)))
         return memory, doc
 
     def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
         """A memory, its document, and the snapshot its write compares the file with; never a
         half-written file (see `snapshot`)."""
-        snapshot = self.snapshot(path)
-        doc = parse_document(snapshot.text)
-        return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest), doc, snapshot
+        return _parsed(path, self.snapshot(path))
 
     def snapshot(self, path: str) -> Snapshot:
         """The file as it stands, once it is stable: a file changed within SETTLED_NS is read
@@ -362,6 +362,19 @@ def atomic_write(
     return Undo(full=full, kept=kept, created=current is None)
 
 
+def _drop_kept_links(full: Path, current: os.stat_result) -> bool:
+    """Delete copies of `full` that an interrupted memvault kept aside (same file, memvault's
+    temp name; the caller holds the vault lock, so no live writer owns them); whether any went."""
+    dropped = False
+    for kept in full.parent.glob(f".{glob_escape(full.name)}.*{TEMP_SUFFIX}"):
+        with suppress(OSError):
+            found = os.stat(kept, follow_symlinks=False)
+            if (found.st_ino, found.st_dev) == (current.st_ino, current.st_dev):
+                kept.unlink()
+                dropped = True
+    return dropped
+
+
 def _same_stat(full: Path, checked: os.stat_result) -> None:
     """Changed if the file's stat moved since `checked` (the last look, a stat apart from the
     rename: the window an editor's save could still slip into is that short)."""
@@ -403,6 +416,8 @@ def _unchanged(path: str, full: Path, base: Snapshot | None) -> os.stat_result |
         ) from None
     if base is None:
         raise Changed(f"{path} was created by another program meanwhile; nothing was written")
+    if current.st_nlink > 1 and _drop_kept_links(full, current):
+        current = os.stat(full)
     if current.st_nlink > 1:
         raise Invalid(
             f"{path} has {current.st_nlink} hard links; memvault will not replace it (that "
@@ -415,6 +430,12 @@ def _unchanged(path: str, full: Path, base: Snapshot | None) -> os.stat_result |
             f"bytes, modified {_moment(now.mtime_ns)}); nothing was written"
         )
     return current
+
+
+def _parsed(path: str, snapshot: Snapshot) -> tuple[Memory, Document, Snapshot]:
+    """The memory and document a snapshot holds, with the snapshot."""
+    doc = parse_document(snapshot.text)
+    return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest), doc, snapshot
 
 
 def _snapshot(path: str, full: Path) -> Snapshot:

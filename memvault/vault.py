@@ -157,7 +157,7 @@ class VaultService:
 
     def get(self, identifier: str) -> Memory:
         """The memory an identifier names exactly, read fresh from its file."""
-        return self._lookup.read(self.locate(identifier))[0]
+        return self._lookup.read(self.locate(identifier))
 
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
@@ -262,7 +262,7 @@ class VaultService:
             path = self.locate(identifier)
 
             def attempt() -> Memory:
-                memory, doc, base = self._lookup.read(path)
+                memory, doc, base = self._lookup.read_for_edit(path)
                 _check_guards(memory, expected_version, expected_updated_at)
                 fields = self._changed_fields(memory, doc, title, tags, category)
                 if "title" in fields and not allow_duplicate:
@@ -329,7 +329,7 @@ class VaultService:
             path = self.locate(identifier)
 
             def attempt() -> Memory:
-                memory, doc, base = self._lookup.read(path)
+                memory, doc, base = self._lookup.read_for_edit(path)
                 if not doc.writable:
                     raise Invalid(f"{path} has frontmatter memvault cannot parse ({doc.error})")
                 extra = {} if memory.has_frontmatter else {"id": memory.id, "title": memory.title}
@@ -361,7 +361,7 @@ class VaultService:
         """Delete a memory's file after taking every link to it out of other memories."""
         with self._writing():
             path = self.locate(identifier)
-            memory = self._lookup.read(path)[0]
+            memory = self._lookup.read(path)
             changed = self._links.remove_inbound(path)
             self._writer.remove(path)
             return Deleted(memory, changed)

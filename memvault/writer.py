@@ -67,10 +67,9 @@ class Writer:
         except Exception:
             self._roll_back()
             raise
-        else:
+        finally:
             for _path, undo in self._undo:
                 undo.discard()
-        finally:
             self._undo = None
 
     def _roll_back(self) -> None:

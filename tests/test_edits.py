@@ -155,6 +155,19 @@ def test_a_hard_linked_note_is_refused_not_split(vault: VaultService, vault_dir:
     assert os.path.samefile(note, twin) and "more" not in note.read_text(encoding="utf-8")
 
 
+def test_a_copy_a_killed_writer_kept_aside_does_not_block_the_next_edit(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    """A write keeps the note it replaces as a hard link until it is done; one a SIGKILL left
+    behind is memvault's own, so it is not taken for the person's hard link."""
+    memory = vault.create("Kept aside", "body\n")
+    note = vault_dir / memory.path
+    os.link(note, note.with_name(f".{note.name}.0badc0de.memvault-tmp"))
+    vault.update(memory.id, edit=BodyEdit(append="more"))
+    assert [p.name for p in vault_dir.iterdir() if p.is_file()] == [note.name]
+    assert "more" in note.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     ("text", "edits"),
     [
