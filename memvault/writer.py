@@ -87,10 +87,15 @@ class Writer:
                 log.error("could not re-index %s after a failed write: %s", path, exc)
 
     def _reindex(self, path: str) -> None:
-        if self._store.stat(path) is None:
-            self._index.remove(path)
-        else:
-            self._index.upsert(path, self._store.read_text(path), self._store.info(path))
+        """Index a file put back, unless the index still has it as it is (its own transaction
+        was rolled back): on a full disk, the less written the better."""
+        info = self._store.stat(path)
+        state = self._index.file_state(path)
+        if info is None:
+            if state is not None:
+                self._index.remove(path)
+        elif state is None or state[:2] != (info.size, info.mtime_ns):
+            self._index.upsert(path, self._store.read_text(path), info)
 
     def _did(self, path: str, undo: Undo) -> None:
         if self._undo is None:

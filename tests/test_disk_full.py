@@ -113,7 +113,11 @@ def fill(folder: Path) -> None:
                 assert exc.errno == errno.ENOSPC
 
 
-@pytest.mark.parametrize("name", list(OPERATIONS))
+# On a real disk, a delete of a note nothing links to needs no new file: it fails in the index.
+ON_A_REAL_DISK = {**OPERATIONS, "delete alone": (0, lambda v: v.delete("Gamma"))}
+
+
+@pytest.mark.parametrize("name", list(ON_A_REAL_DISK))
 def test_on_a_really_full_disk_files_and_index_stay_in_step(small_disk: Path, name: str) -> None:
     vault_dir = small_disk / "vault"
     vault = VaultService.open(Settings(vault=vault_dir))
@@ -123,7 +127,7 @@ def test_on_a_really_full_disk_files_and_index_stay_in_step(small_disk: Path, na
         vault.sync()
         before = state(vault)
         fill(small_disk)
-        _passing, operation = OPERATIONS[name]
+        _passing, operation = ON_A_REAL_DISK[name]
         try:
             operation(vault)
         except Unwritable as exc:
