@@ -73,6 +73,7 @@ class LinkService:
         return self._change(source, target, None, source_changed or target_changed)
 
     def _drop_related(self, path: str, other: str) -> tuple[Memory, bool]:
+        """Take `other` out of the Related list of the memory at `path`."""
         return self._writer.edit_body(
             path, lambda memory: remove_related(memory.body, self._points_to(path, other))
         )

@@ -63,6 +63,7 @@ class Lookup:
         return self._known_time(memory), doc, snapshot
 
     def _known_time(self, memory: Memory) -> Memory:
+        """The memory with the update time the index recorded for its content, if any."""
         known = self._index.known_update(memory.path, memory.version)
         if known is not None:
             memory.updated_at = known

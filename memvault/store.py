@@ -459,6 +459,7 @@ def _read_bytes(path: str, full: Path) -> tuple[bytes, int, int]:
 
 
 def _text(path: str, data: bytes) -> str:
+    """A file's bytes as text; Unreadable if they are not UTF-8."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -236,6 +236,7 @@ class VaultService:
         that file meanwhile)."""
 
         def attempt() -> Memory:
+            """One pick of a free path and write."""
             path = self._free_path(folder, stem)
             return self._writer.save(path, Document(body=""), body, fields, None)
 
@@ -262,6 +263,7 @@ class VaultService:
             path = self.locate(identifier)
 
             def attempt() -> Memory:
+                """One read, check of the guards, change and write."""
                 memory, doc, base = self._lookup.read_for_edit(path)
                 _check_guards(memory, expected_version, expected_updated_at)
                 fields = self._changed_fields(memory, doc, title, tags, category)
@@ -281,6 +283,7 @@ class VaultService:
             return retrying(path, attempt)
 
     def _refuse_duplicate(self, title: str, content: str) -> None:
+        """Duplicate if a memory has this title, or near-identical content."""
         self._refuse_title(title)
         words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
@@ -329,6 +332,7 @@ class VaultService:
             path = self.locate(identifier)
 
             def attempt() -> Memory:
+                """One read and write of the review time."""
                 memory, doc, base = self._lookup.read_for_edit(path)
                 if not doc.writable:
                     raise Invalid(f"{path} has frontmatter memvault cannot parse ({doc.error})")

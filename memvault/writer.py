@@ -98,6 +98,7 @@ class Writer:
             self._index.upsert(path, self._store.read_text(path), info)
 
     def _did(self, path: str, undo: Undo) -> None:
+        """Record how to undo a file change (or make it final at once, outside a change)."""
         if self._undo is None:
             undo.discard()
         else:
@@ -122,6 +123,7 @@ class Writer:
         file changes under it; the memory and whether it changed."""
 
         def attempt() -> tuple[Memory, bool]:
+            """One read, change and write."""
             memory, doc, base = self._store.read_for_edit(path)
             body = change(memory)
             if body == memory.body:

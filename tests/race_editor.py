@@ -40,6 +40,7 @@ def exchange(a: Path, b: Path) -> None:
 
 
 def has_line(text: bytes, line: bytes) -> bool:
+    """Whether `line` is one of the lines of `text`."""
     return line.rstrip(b"\n") in text.splitlines()
 
 
