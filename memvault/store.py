@@ -6,7 +6,9 @@ import errno
 import logging
 import os
 import secrets
+import signal
 import stat as stat_mode
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -15,6 +17,9 @@ from glob import escape as glob_escape
 from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
+
+if sys.platform == "linux":
+    import fcntl
 
 from .config import STATE_DIR
 from .document import Document, parse_document, render_document
@@ -31,12 +36,15 @@ LOCK_TIMEOUT = 30.0
 LOCK_POLL = 0.002
 TEMP_SUFFIX = ".memvault-tmp"
 LEFTOVER_AGE = 60.0
-# A file modified less than SETTLED_NS ago may be half-written by an editor that writes in
-# place: it is read again after STABLE_PAUSE seconds and used only when two reads agree (size,
-# mtime, hash), up to STABLE_TRIES times.
+# A file an edit starts from is read until it is stable: at once when no other process has it
+# open for writing (Linux file leases tell); else, or where leases cannot tell, a file changed
+# within SETTLED_NS is read again every STABLE_PAUSE seconds until two reads agree (size, mtime,
+# hash), or HELD_OPEN_READS in a row while another process holds it open for writing (an editor
+# mid-write), up to STABLE_TRIES reads.
 SETTLED_NS = 1_000_000_000
 STABLE_PAUSE = 0.01
-STABLE_TRIES = 30
+HELD_OPEN_READS = 50
+STABLE_TRIES = 300
 _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
@@ -199,7 +207,7 @@ class VaultStore:
     def read(self, path: str) -> tuple[Memory, Document]:
         """A memory and the parsed document it came from, in one read (a read only shows it;
         an edit starts from `read_for_edit`)."""
-        memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path)))
+        memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path))[0])
         return memory, doc
 
     def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
@@ -208,22 +216,23 @@ class VaultStore:
         return _parsed(path, self.snapshot(path))
 
     def snapshot(self, path: str) -> Snapshot:
-        """The file as it stands, once it is stable: a file changed within SETTLED_NS is read
-        again after a pause until two reads agree, so an editor's write in progress is never
-        the base of an edit."""
+        """The file as it stands, once it is stable (see STABLE_PAUSE), so that an editor's
+        write in progress is never the base of an edit."""
         full = self.absolute(path)
-        first = _snapshot(path, full)
+        previous: Snapshot | None = None
+        agreeing = 0
         for _ in range(STABLE_TRIES):
-            if time.time_ns() - first.mtime_ns > SETTLED_NS:
-                return first
+            current, writing = _snapshot(path, full, probe=True)
+            agreeing = agreeing + 1 if current == previous else 0
+            settled = time.time_ns() - current.mtime_ns > SETTLED_NS
+            needed = 1 if writing is None else HELD_OPEN_READS
+            if writing is False or settled or agreeing >= needed:
+                return current
+            previous = current
             time.sleep(STABLE_PAUSE)
-            second = _snapshot(path, full)
-            if second == first:
-                return first
-            first = second
         raise Changed(
             f"{path} is being written by another program (it kept changing for "
-            f"{STABLE_TRIES * STABLE_PAUSE:.1f}s); try again when it is saved"
+            f"{STABLE_TRIES * STABLE_PAUSE:.0f}s); try again when it is saved"
         )
 
     def info(self, path: str) -> FileInfo:
@@ -423,7 +432,7 @@ def _unchanged(path: str, full: Path, base: Snapshot | None) -> os.stat_result |
             f"{path} has {current.st_nlink} hard links; memvault will not replace it (that "
             "would split them). Edit it by hand, or make it a single file first"
         )
-    now = _snapshot(path, full)
+    now = _snapshot(path, full)[0]
     if (now.size, now.mtime_ns, now.digest) != (base.size, base.mtime_ns, base.digest):
         raise Changed(
             f"{path} changed on disk while memvault was editing it ({base.size} -> {now.size} "
@@ -438,24 +447,47 @@ def _parsed(path: str, snapshot: Snapshot) -> tuple[Memory, Document, Snapshot]:
     return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest), doc, snapshot
 
 
-def _snapshot(path: str, full: Path) -> Snapshot:
-    """One read of a file with the stat of what was read."""
-    data, size, mtime_ns = _read_bytes(path, full)
+def _snapshot(path: str, full: Path, probe: bool = False) -> tuple[Snapshot, bool | None]:
+    """One read of a file with the stat of what was read; with `probe`, also whether another
+    process has it open for writing (None: cannot tell)."""
+    data, mtime_ns, writing = _read_bytes(path, full, probe)
     text = _text(path, data)
-    return Snapshot(text, size, mtime_ns, content_hash(text))
+    return Snapshot(text, len(data), mtime_ns, content_hash(text)), writing
 
 
-def _read_bytes(path: str, full: Path) -> tuple[bytes, int, int]:
-    """A file's bytes, its size as read and its mtime; NotFound or Unreadable with the reason."""
+def _read_bytes(path: str, full: Path, probe: bool = False) -> tuple[bytes, int, bool | None]:
+    """A file's bytes and its mtime, and with `probe` whether another process has it open for
+    writing (True too if it changed while read); NotFound or Unreadable with the reason."""
     try:
         with open(full, "rb") as handle:
+            before = os.fstat(handle.fileno())
             data = handle.read()
-            mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
+            writing = _open_for_writing(handle.fileno()) if probe else None
+            after = os.fstat(handle.fileno())
     except FileNotFoundError as exc:
         raise NotFound(f"no file {path!r} in the vault") from exc
     except OSError as exc:
         raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
-    return data, len(data), mtime_ns
+    moved = (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns)
+    if probe and (moved or len(data) != after.st_size):
+        writing = True
+    return data, after.st_mtime_ns, writing
+
+
+def _open_for_writing(fd: int) -> bool | None:
+    """Whether another process has this file open for writing: Linux refuses a read lease
+    then. None where that cannot be told (another system, a file system without leases, a
+    file of another owner). The lease is dropped at once; a writer opening the file meanwhile
+    signals SIGURG, which is ignored, not SIGIO, which would end the process."""
+    if sys.platform != "linux":
+        return None
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        return True if exc.errno == errno.EAGAIN else None
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    return False
 
 
 def _text(path: str, data: bytes) -> str:

@@ -5,10 +5,10 @@ chunks through the file it read), and prints what it saved as JSON.
     python tests/race_editor.py NOTE SECONDS
 
 It takes no lock: like any editor it knows nothing of memvault. It re-reads the note before
-each save and appends to what it just read, and it never saves a stale buffer over a newer
+each save and appends to what it just read, and it never leaves a stale buffer over a newer
 file: an atomic save swaps its file with the note (renameat2 RENAME_EXCHANGE) and, if what it
-swapped out is not what it read, saves again on top of that; an in-place save writes through
-the file it read, which memvault (renaming new files over the note) never writes into.
+swapped out is not what it read, saves again with the lines of both; an in-place save writes
+through the file it read, which memvault (renaming new files over the note) never writes into.
 
 A save is acknowledged when a read of the note ACK_DELAY after it shows the line, as a person
 sees the note after saving. A save that memvault replaced in the microseconds between its
@@ -45,8 +45,9 @@ def has_line(text: bytes, line: bytes) -> bool:
 
 
 def save_atomically(note: Path, line: bytes) -> None:
-    """Append `line` to what the note holds, by a temp file exchanged with the note; what comes
-    back from the exchange, if newer than what was read, gets the line and goes in again."""
+    """Append `line` to what the note holds, by a temp file exchanged with the note. If what
+    comes back from the exchange is not what was read, another program saved meanwhile, and
+    what went in briefly lacked its lines: the editor saves again, with the lines of both."""
     temp = note.with_name(".editor-save.tmp")
     expected = note.read_bytes()
     content = expected + line
@@ -57,8 +58,16 @@ def save_atomically(note: Path, line: bytes) -> None:
         temp.unlink()
         if came_back == expected:
             return
-        expected = content
-        content = came_back if has_line(came_back, line) else came_back + line
+        expected, content = content, merged(came_back, content)
+
+
+def merged(text: bytes, other: bytes) -> bytes:
+    """`text` with the body lines of `other` it lacks added at the end."""
+    have = set(text.splitlines())
+    _head, _end, body = other.rpartition(b"\n---\n")
+    return text + b"".join(
+        line for line in body.splitlines(keepends=True) if line.rstrip(b"\n") not in have
+    )
 
 
 def save_in_place(note: Path, line: bytes) -> None:

@@ -114,18 +114,19 @@ def test_versions_match_across_read_search_and_list(vault: VaultService) -> None
 def test_a_half_written_file_is_never_the_base_of_an_edit(
     vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An editor writing in place has written half the file when memvault reads it; it writes
-    the rest while memvault waits to see the file stable."""
+    """An editor writing in place holds the note open and has written half of it when memvault
+    reads it; it writes the rest and closes the file while memvault waits for it."""
     memory = vault.create("In place", "start\n")
     note = vault_dir / memory.path
     whole = note.read_text(encoding="utf-8") + "".join(f"line {n}\n" for n in range(200))
-    with open(note, "w", encoding="utf-8") as handle:
-        handle.write(whole[: len(whole) // 2])
-    rest: list[str] = [whole]
+    editor = open(note, "w", encoding="utf-8")  # noqa: SIM115 - held open across the edit
+    editor.write(whole[: len(whole) // 2])
+    editor.flush()
 
     def finish_the_write(_seconds: float) -> None:
-        if rest:
-            note.write_text(rest.pop(), encoding="utf-8")
+        if not editor.closed:
+            editor.write(whole[len(whole) // 2 :])
+            editor.close()
 
     monkeypatch.setattr("memvault.store.time.sleep", finish_the_write)
     vault.update(memory.id, edit=BodyEdit(append="from memvault"))
