@@ -261,7 +261,8 @@ class VaultStore:
         with write_errors(path):
             full.parent.mkdir(parents=True, exist_ok=True)
             undo = atomic_write(full, text, lambda: _unchanged(path, full, base))
-        return replace(undo, root=self.root)
+        old_text = base.text if base is not None and undo.kept is None else None
+        return replace(undo, root=self.root, old_text=old_text)
 
     def move(self, old: str, new: str) -> Undo:
         """Rename a file within the vault in one step, creating the target folder."""
@@ -312,13 +313,15 @@ def _remove_leftover(temp: Path) -> None:
 @dataclass
 class Undo:
     """How to take back one file change until it is final: the file it replaced or removed
-    is kept aside (a hard link under a temp name: no space needed to put it back)."""
+    is kept aside (a hard link under a temp name: no space needed to put it back), or, where
+    hard links cannot be made, its old text is kept to write again."""
 
     full: Path
     kept: Path | None = None
     created: bool = False
     moved_to: Path | None = None
     root: Path | None = None
+    old_text: str | None = None
 
     def undo(self) -> None:
         """Put the file back as it was before the change."""
@@ -329,6 +332,8 @@ class Undo:
             self.full.parent.mkdir(parents=True, exist_ok=True)
             os.replace(self.kept, self.full)
             self.kept = None
+        elif self.old_text is not None:
+            atomic_write(self.full, self.old_text)
         elif self.created:
             self.full.unlink(missing_ok=True)
         _fsync_folder(self.full.parent)
@@ -358,8 +363,7 @@ def atomic_write(
         current = check()
         if current is not None:
             _keep_owner(temp, current)
-            kept = _aside(full)
-            os.link(full, kept, follow_symlinks=False)
+            kept = _link_aside(full)
             _same_stat(full, current)
         os.replace(temp, full)
     except BaseException:
@@ -394,6 +398,22 @@ def _same_stat(full: Path, checked: os.stat_result) -> None:
         checked.st_mtime_ns,
     ):
         raise Changed(f"{full.name} changed on disk just before memvault's write; nothing written")
+
+
+def _link_aside(full: Path) -> Path | None:
+    """A hard link to `full` under a temp name, to put it back from; None on a file system
+    without hard links (FAT, some network shares): the undo then rewrites the old text."""
+    kept = _aside(full)
+    try:
+        if os.link in os.supports_follow_symlinks:
+            os.link(full, kept, follow_symlinks=False)
+        else:
+            os.link(full, kept)
+    except OSError as exc:
+        if exc.errno in _FULL:
+            raise
+        return None
+    return kept
 
 
 def _aside(full: Path) -> Path:

@@ -84,6 +84,29 @@ def test_a_failed_write_changes_nothing_and_says_disk_full(
     assert state(vault) == before
 
 
+def test_without_hard_links_a_failed_change_is_undone_from_the_old_text(
+    vault: VaultService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a file system without hard links (FAT, some network shares) writes work, and a
+    change that fails halfway is undone by writing the old text back."""
+    linked_vault(vault)
+    before = state(vault)
+
+    def no_links(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "link", no_links)
+    vault.update("Gamma", edit=BodyEdit(append="written without a hard link"))
+    assert "written without a hard link" in vault.get("Gamma").body
+    edited = state(vault)
+    passing, operation = OPERATIONS["link"]
+    full_disk_at(monkeypatch, passing)
+    with pytest.raises(Unwritable, match=r"^disk full"):
+        operation(vault)
+    monkeypatch.undo()
+    assert state(vault) == edited != before
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs (needs root and the right to mount)."""
