@@ -54,8 +54,8 @@ class Writer:
     def all_or_nothing(self) -> Iterator[None]:
         """Make the writes inside one change: if any fails (a full disk, a conflict), every
         file written so far is put back as it was and re-indexed. An interrupt is left as a
-        crash would leave it (the rename journal finishes the change; upkeep sweeps the copies
-        kept aside)."""
+        crash would leave it (the rename journal finishes the change), but the copies kept
+        aside are dropped."""
         self._undo = []
         try:
             yield
