@@ -17,6 +17,7 @@ import os
 import random
 import shutil
 import sqlite3
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -44,6 +45,7 @@ WRITES = 100
 EDITED = 100
 HTTP_SERVERS = 4
 HTTP_WRITES_EACH = 50
+RACE_SECONDS = 20.0
 RATIO_FROM = 10_000  # the issue sets the reindex ratio target at 10k and 100k notes
 # ... and the in-process search ratio for the search_mem queries (filtered) at 100k notes; on
 # small vaults a query takes a fraction of a millisecond, so fixed costs make any ratio large.
@@ -347,6 +349,32 @@ def bench_huge_note(b: Bench, asked: list[Query]) -> Row:
     return latency_row("search in-process, a 50 MB note in the vault", b.size, times, 50, None)
 
 
+def bench_edit_race() -> Row:
+    """A person's editor, two stdio servers and the CLI appending to one note for RACE_SECONDS
+    (tests/edit_race.py); every acknowledged append must be in the note at the end."""
+    log(f"editor race, {RACE_SECONDS:.0f} s")
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.edit_race", "--seconds", str(RACE_SECONDS)],
+        cwd=HERE.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    outcome = json.loads(done.stdout)
+    lost = len(outcome["lost"])
+    counts = ", ".join(f"{writer} {n}" for writer, n in outcome["acknowledged"].items())
+    return Row(
+        "appends lost racing an editor (2 servers + CLI)",
+        1,
+        "lost",
+        lost,
+        target="0 lost",
+        result=verdict(lost == 0),
+        note=f"{RACE_SECONDS:.0f} s, acknowledged: {counts}; refused {len(outcome['refused'])},"
+        f" editor saved again {outcome['editor_saved_again']}",
+    )
+
+
 def bench_size(size: int, runs: int, seed: int) -> list[Row]:
     """Every measurement on one working copy of the vault with `size` notes."""
     work = CACHE / f"work-{size}"
@@ -393,6 +421,8 @@ def shown(value: float | None, unit: str) -> str:
         return f"{value:.2f} ms"
     if unit == "MB":
         return f"{value:.0f} MB"
+    if unit == "lost":
+        return f"{value:.0f}"
     return f"{value:.0f}/s"
 
 
@@ -437,13 +467,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     about = machine()
     rows = [row for size in args.sizes for row in bench_size(size, args.runs, args.seed)]
+    rows.append(bench_edit_race())
     about["load average (1 min) at end"] = os.getloadavg()[0]
     print(", ".join(f"{k}: {v}" for k, v in about.items()))
     print(table(rows))
     met = sum(r.result == "pass" for r in rows)
     missed = sum(r.result == "FAIL" for r in rows)
     print(f"targets met: {met}, missed: {missed}")
-    for size in args.sizes:
+    for size in dict.fromkeys(r.size for r in rows):
         results = {
             "machine": about,
             "runs": args.runs,

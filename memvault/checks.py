@@ -38,11 +38,11 @@ def _fix_duplicate_ids(index: Index, store: VaultStore, writer: Writer) -> list[
     """Give every copy after the first (oldest, then by path) a fresh id."""
     fixed = []
     for memory_id, paths in index.duplicate_ids():
-        copies = [store.read(p) for p in paths]
+        copies = [store.read_for_edit(p) for p in paths]
         copies.sort(key=lambda c: (c[0].created_at or "", c[0].path))
-        for memory, doc in copies[1:]:
+        for memory, doc, base in copies[1:]:
             if doc.writable:
                 fresh = new_id()
-                writer.save(memory.path, doc, memory.body, {"id": fresh})
+                writer.save(memory.path, doc, memory.body, {"id": fresh}, base)
                 fixed.append(f"new id {fresh} for {memory.path} (was {memory_id})")
     return fixed

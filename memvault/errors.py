@@ -33,6 +33,14 @@ class ReadOnly(MemvaultError):
     """The vault cannot be written (read-only media, no permission); reads still work."""
 
 
+class Changed(Conflict):
+    """A file changed on disk between memvault's read and its write (the write was not made)."""
+
+
+class Unwritable(MemvaultError):
+    """A file could not be written (disk full, permissions); nothing was changed."""
+
+
 class Duplicate(Conflict):
     """A new memory would repeat an existing one (same title or near-identical content)."""
 

@@ -15,7 +15,7 @@ from .vault import VaultService
 
 FORMAT = "memvault-export/1"
 # read_mem's fields that say how a read went, not what the memory is: not exported.
-_READ_ONLY = {"age", "reviewed", "confidence", "matched_by"}
+_READ_ONLY = {"age", "reviewed", "confidence", "matched_by", "version"}
 
 
 def export_records(vault: VaultService, where: Filter | None = None) -> Iterator[dict[str, Any]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from . import clock, resolution
 from .document import parse_document
 from .markdown import Link
-from .model import Memory, memory_from
+from .model import VERSION_LENGTH, Memory, content_hash, memory_from
 from .records import (
     FileInfo,
     Filter,
@@ -30,7 +30,7 @@ from .records import (
     Stats,
     Usage,
 )
-from .rows import NoteRows, content_hash, link_key, note_rows, section_rowids
+from .rows import NoteRows, link_key, note_rows, section_rowids
 from .schema import DERIVED_TABLES, LINK_INDEXES, NOTE_INDEXES, TABLES, open_index, run_script
 from .search_sql import (
     ARCHIVED,
@@ -112,9 +112,10 @@ class Index:
 
     def upsert(self, path: str, text: str, info: FileInfo) -> Memory:
         """Index one file's text (after memvault wrote it, or a sync saw it change)."""
-        memory = memory_from(path, parse_document(text), info.mtime_ns)
+        digest = content_hash(text)
+        memory = memory_from(path, parse_document(text), info.mtime_ns, digest)
         with self.transaction() as db:
-            self._replace(db, memory, info, text)
+            self._replace(db, memory, info, digest)
         return memory
 
     def remove(self, path: str) -> None:
@@ -127,13 +128,15 @@ class Index:
     ) -> str:
         """Index a file the disk has changed: 'added', 'updated', or 'touched' when only its
         stat changed (same hash), which is all that is then recorded."""
-        if state is not None and state[2] == content_hash(text):
+        digest = content_hash(text)
+        if state is not None and state[2] == digest:
             db.execute(
                 "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?",
                 (info.size, info.mtime_ns, info.path),
             )
             return "touched"
-        self._replace(db, memory_from(info.path, parse_document(text), info.mtime_ns), info, text)
+        memory = memory_from(info.path, parse_document(text), info.mtime_ns, digest)
+        self._replace(db, memory, info, digest)
         return "added" if state is None else "updated"
 
     def drop(self, db: sqlite3.Connection, path: str) -> None:
@@ -144,12 +147,12 @@ class Index:
             _delete(db, row[0])
             resolution.resolve_picked(db)
 
-    def _replace(self, db: sqlite3.Connection, memory: Memory, info: FileInfo, text: str) -> None:
+    def _replace(self, db: sqlite3.Connection, memory: Memory, info: FileInfo, digest: str) -> None:
         old = db.execute("SELECT rowid FROM notes WHERE path = ?", (memory.path,)).fetchone()
         if old is not None:
             resolution.pick_inbound(db, old[0])
             _delete(db, old[0])
-        rowid = self.write_rows(db, note_rows(memory, info.size, info.mtime_ns, text))
+        rowid = self.write_rows(db, note_rows(memory, info.size, info.mtime_ns, digest))
         resolution.pick_affected(db, memory, rowid)
         resolution.resolve_picked(db)
 
@@ -269,6 +272,22 @@ class Index:
         )
         return _note_row(rows[0]) if rows else None
 
+    def update_times(self) -> dict[tuple[str, str], str]:
+        """The `updated_at` of every indexed file by (path, content hash), for a rebuild to
+        keep the times of files whose content it has seen."""
+        rows = self._query("SELECT path, hash, updated_at FROM notes WHERE updated_at IS NOT NULL")
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def known_update(self, path: str, version: str) -> str | None:
+        """The `updated_at` the index recorded for a file when it last saw this content (its
+        `version`), or None: a file whose mtime alone moved (a copy) keeps its time."""
+        rows = self._query(
+            "SELECT updated_at FROM notes WHERE path = ?"
+            f" AND substr(hash, 1, {VERSION_LENGTH}) = ?",
+            (path, version),
+        )
+        return rows[0][0] if rows else None
+
     def has_id(self, memory_id: str) -> bool:
         return bool(self._query("SELECT 1 FROM notes WHERE id = ? LIMIT 1", (memory_id,)))
 
@@ -364,6 +383,7 @@ class Index:
                 id=note.id,
                 title=note.title,
                 path=note.path,
+                version=note.version,
                 category=note.category,
                 tags=note.tags,
                 score=round(-match.rank, 4),
@@ -501,7 +521,8 @@ class Index:
 
 
 _NOTE_COLUMNS = (
-    "n.id, n.title, n.path, n.folder AS category, n.tags, n.created_at, n.updated_at,"
+    f"n.id, n.title, n.path, substr(n.hash, 1, {VERSION_LENGTH}) AS version,"
+    " n.folder AS category, n.tags, n.created_at, n.updated_at,"
     " n.last_reviewed, n.scope, n.expires_at, coalesce(u.access_count, 0) AS access_count,"
     " u.last_access, n.problem"
 )

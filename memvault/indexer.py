@@ -19,9 +19,9 @@ from . import workers
 from .document import parse_document
 from .errors import MemvaultError
 from .index import Index
-from .model import memory_from
+from .model import content_hash, memory_from
 from .records import FileInfo, RebuildSummary, Skipped, SyncSummary
-from .rows import NoteRows, content_hash, note_rows
+from .rows import NoteRows, note_rows, with_known_time
 from .store import VaultStore
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,7 @@ def rebuild(
     started = time.perf_counter()
     summary = RebuildSummary()
     files = list(store.walk(summary.skipped, sweep=sweep))
+    known = index.update_times()
     with index.rebuilding() as db:
         jobs = [(str(store.root), f.path, f.size, f.mtime_ns) for f in files]
         for done, rows in enumerate(_parsed(jobs), start=1):
@@ -146,7 +147,7 @@ def rebuild(
             if rows.problem:
                 path = str(rows.note[0])
                 summary.skipped.append(Skipped(path, f"indexed read-only: {rows.problem}"))
-            index.write_rows(db, rows)
+            index.write_rows(db, with_known_time(rows, known) if known else rows)
             summary.notes += 1
             if progress is not None and (done % BATCH == 0 or done == len(files)):
                 progress(done, len(files))
@@ -192,7 +193,9 @@ def file_rows(job: tuple[str, str, int, int]) -> NoteRows | Skipped:
         return Skipped(path, f"cannot read: {exc.strerror}")
     except UnicodeDecodeError:
         return Skipped(path, "not UTF-8 text")
-    return note_rows(memory_from(path, parse_document(text), mtime_ns), size, mtime_ns, text)
+    digest = content_hash(text)
+    memory = memory_from(path, parse_document(text), mtime_ns, digest)
+    return note_rows(memory, size, mtime_ns, digest)
 
 
 def walked(root: Path, share: tuple[int, int], sweep: bool) -> tuple[list[Stat], list[Skipped]]:

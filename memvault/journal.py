@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .store import atomic_write
+from .store import atomic_write, write_errors
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +24,9 @@ class Journal:
     def add(self, entry: dict[str, Any]) -> str:
         """Record an operation before it starts; its name, for `done`."""
         name = f"{time.time_ns()}-{secrets.token_hex(4)}.json"
-        self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.folder / name, json.dumps(entry, ensure_ascii=False))
+        with write_errors("the rename journal"):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.folder / name, json.dumps(entry, ensure_ascii=False))
         return name
 
     def entries(self) -> list[tuple[str, dict[str, Any]]]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
+from functools import partial
 from pathlib import PurePosixPath
 from typing import Any
 
 from . import indexer
-from .document import Document
 from .errors import Invalid
 from .index import Index
 from .journal import Journal
@@ -31,7 +31,7 @@ from .model import Memory
 from .records import LinkChange
 from .rows import link_key, link_keys
 from .store import VaultStore
-from .writer import Writer
+from .writer import Rewrite, Writer
 
 
 class LinkService:
@@ -47,18 +47,24 @@ class LinkService:
         """Add each memory to the other's `## Related` list; a link already there is kept."""
         if source_path == target_path:
             raise Invalid("a memory cannot link to itself; pick two different memories")
-        source, source_doc = self._store.read(source_path)
-        target, target_doc = self._store.read(target_path)
+        source, _doc = self._store.read(source_path)
+        target, _doc = self._store.read(target_path)
         written = wikilink(target.stem, text or target.title)
-        changed = False
-        if not self._lists(source.path, source.body, target.path):
-            source = self._writer.touch(source.path, source_doc, add_related(source.body, written))
-            changed = True
-        if not self._lists(target.path, target.body, source.path):
-            back = wikilink(source.stem, source.title)
-            target = self._writer.touch(target.path, target_doc, add_related(target.body, back))
-            changed = True
+        back = wikilink(source.stem, source.title)
+        source, source_changed = self._writer.edit_body(
+            source_path, lambda m: self._add(m, target_path, written)
+        )
+        target, target_changed = self._writer.edit_body(
+            target_path, lambda m: self._add(m, source_path, back)
+        )
+        changed = source_changed or target_changed
         return self._change(source, target, written if changed else None, changed)
+
+    def _add(self, memory: Memory, other: str, written: str) -> str:
+        """The memory's body with `written` added under Related, unless it lists `other`."""
+        if self._lists(memory.path, memory.body, other):
+            return memory.body
+        return add_related(memory.body, written)
 
     def unlink(self, source_path: str, target_path: str) -> LinkChange:
         """Remove each memory from the other's `## Related` list (links in prose stay)."""
@@ -67,18 +73,16 @@ class LinkService:
         return self._change(source, target, None, source_changed or target_changed)
 
     def _drop_related(self, path: str, other: str) -> tuple[Memory, bool]:
-        memory, doc = self._store.read(path)
-        body = remove_related(memory.body, self._points_to(path, other))
-        if body == memory.body:
-            return memory, False
-        return self._writer.touch(path, doc, body), True
+        """Take `other` out of the Related list of the memory at `path`."""
+        return self._writer.edit_body(
+            path, lambda memory: remove_related(memory.body, self._points_to(path, other))
+        )
 
-    def move(
-        self, memory: Memory, doc: Document, body: str, fields: dict[str, object], new_path: str
-    ) -> Memory:
+    def move(self, change: Rewrite, new_path: str) -> Memory:
         """Move a memory to `new_path` with its new body and fields (by the write layer), then
         point every inbound link at it. A journal entry written first lets `recover` finish
         the job after a crash."""
+        memory = change.memory
         inbound = self._index.backlinks(memory.path)
         sources = sorted({new_path if row.source == memory.path else row.source for row in inbound})
         pointing: dict[str, list[str]] = {source: [] for source in sources}
@@ -92,7 +96,7 @@ class LinkService:
             "pointing": pointing,
         }
         name = self._journal.add(entry)
-        moved = self._writer.move(memory, doc, body, fields, new_path)
+        moved = self._writer.move(change, new_path)
         self._retarget(entry)
         self._journal.done(name)
         return moved
@@ -117,7 +121,6 @@ class LinkService:
         for source in entry["sources"]:
             if self._store.stat(source) is None:
                 continue
-            memory, doc = self._store.read(source)
             pointed = set(entry.get("pointing", {}).get(source, ()))
 
             def retarget(
@@ -130,19 +133,15 @@ class LinkService:
                     return None
                 return format_link(link, _new_target(link, source, entry["new"]))
 
-            body = rewrite_links(memory.body, retarget)
-            if body != memory.body:
-                self._writer.touch(source, doc, body)
+            self._writer.edit_body(source, partial(_rewritten, retarget))
 
     def remove_inbound(self, path: str) -> list[str]:
         """Take every link to `path` out of other memories: list items go, prose keeps the text."""
         changed = []
         for source in self._sources(path):
-            memory, doc = self._store.read(source)
             points = self._points_to(source, path)
-            body = unlink_inline(remove_related(memory.body, points), points)
-            if body != memory.body:
-                self._writer.touch(source, doc, body)
+            _memory, edited = self._writer.edit_body(source, partial(_unlinked, points))
+            if edited:
                 changed.append(source)
         return changed
 
@@ -155,14 +154,11 @@ class LinkService:
         """Add the missing side of every one-sided Related link; returns the pairs fixed."""
         fixed = []
         for source, target in self.one_sided():
-            memory, doc = self._store.read(target)
-            if not doc.writable and not self._lists(target, memory.body, source):
-                continue
-            back, _ = self._store.read(source)
-            self._writer.touch(
-                target, doc, add_related(memory.body, wikilink(back.stem, back.title))
-            )
-            fixed.append((source, target))
+            if self._store.read(target)[1].writable:
+                back, _doc = self._store.read(source)
+                written = wikilink(back.stem, back.title)
+                self._writer.edit_body(target, partial(self._add, other=source, written=written))
+                fixed.append((source, target))
         return fixed
 
     def _sources(self, path: str) -> list[str]:
@@ -186,6 +182,16 @@ class LinkService:
             markdown=markdown,
             changed=changed,
         )
+
+
+def _rewritten(fix: Callable[[Link], str | None], memory: Memory) -> str:
+    """The memory's body with its links rewritten by `fix`."""
+    return rewrite_links(memory.body, fix)
+
+
+def _unlinked(points: Callable[[Link], bool], memory: Memory) -> str:
+    """The memory's body without the links `points` picks: list items go, prose keeps the text."""
+    return unlink_inline(remove_related(memory.body, points), points)
 
 
 def _keys_of(memory: Memory) -> list[str]:

@@ -8,9 +8,11 @@ a memory the caller did not name; `recall` may answer with the memory clearly me
 from __future__ import annotations
 
 from . import similar
+from .document import Document
 from .errors import Invalid, NotFound
 from .index import Index
-from .records import Filter, Recall, Suggestion
+from .model import Memory
+from .records import Filter, Recall, Snapshot, Suggestion
 from .store import VaultStore
 
 SUGGESTIONS = 5
@@ -56,6 +58,25 @@ class Lookup:
             return paths[0]
         return self._unindexed_file(path)
 
+    def read(self, path: str) -> Memory:
+        """A memory read fresh from its file, with its time as `read_for_edit` gives it."""
+        memory, _doc = self._store.read(path)
+        return self._known_time(memory)
+
+    def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
+        """A memory an edit starts from (see `VaultStore.read_for_edit`), with the `updated_at`
+        the index recorded when it last saw this content: a file whose mtime alone moved
+        (copied with `cp -r`, touched) has not changed."""
+        memory, doc, snapshot = self._store.read_for_edit(path)
+        return self._known_time(memory), doc, snapshot
+
+    def _known_time(self, memory: Memory) -> Memory:
+        """The memory with the update time the index recorded for its content, if any."""
+        known = self._index.known_update(memory.path, memory.version)
+        if known is not None:
+            memory.updated_at = known
+        return memory
+
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
         means if that one is clearly ahead (with its confidence); else NotFound listing the
@@ -64,19 +85,19 @@ class Lookup:
         category, key = _split_category(identifier, self._index)
         exact = self.exact(identifier) if category is None else None
         if exact is not None:
-            return Recall(self._store.read(exact)[0], 1.0, "exact")
+            return Recall(self.read(exact), 1.0, "exact")
         suggestions = self.suggest(key, category=category)
         if not suggestions:
             raise self.not_found(identifier, suggestions)
         best = suggestions[0]
         lead = best.score - (suggestions[1].score if len(suggestions) > 1 else 0.0)
         if best.score == 1.0 and lead > 0:
-            return Recall(self._store.read(best.path)[0], 1.0, "exact")
+            return Recall(self.read(best.path), 1.0, "exact")
         good = best.score >= similar.TYPO or (
             best.kind == "content" and best.score >= similar.CONTENT
         )
         if good and lead >= similar.CLEAR_LEAD:
-            return Recall(self._store.read(best.path)[0], best.score, best.kind)
+            return Recall(self.read(best.path), best.score, best.kind)
         raise self.not_found(identifier, suggestions)
 
     def suggest(

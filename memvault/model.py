@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 import uuid
@@ -33,6 +34,8 @@ _DERIVED_ID = uuid.UUID("6f1c2a52-8f0e-4f54-9d1e-4c3b7a1d2e90")
 WRITE_SLACK = 2
 # The folder expired memories move to; they stay readable there, and out of searches.
 ARCHIVE = "archive"
+# A memory's version is this many hex digits of its file's content hash.
+VERSION_LENGTH = 12
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Memory:
     metadata: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None
     has_frontmatter: bool = True
+    version: str = ""
 
     @property
     def category(self) -> str | None:
@@ -93,6 +97,12 @@ def stem_of(path: str) -> str:
 def archived(folder: str) -> bool:
     """Whether a folder lies in the archive (case-sensitive, as the SQL filter reads it)."""
     return folder == ARCHIVE or folder.startswith(ARCHIVE + "/")
+
+
+def content_hash(text: str) -> str:
+    """A file's fingerprint, to tell an edit from a touch; its first hex digits are the
+    memory's version."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def derived_id(path: str) -> str:
@@ -241,11 +251,13 @@ def _human(size: int) -> str:
     return f"{size} bytes"
 
 
-def memory_from(path: str, doc: Document, mtime_ns: int | None = None) -> Memory:
+def memory_from(path: str, doc: Document, mtime_ns: int | None = None, digest: str = "") -> Memory:
     """Build the Memory record a file describes; hand-made files get a title and a stable id.
 
     `updated_at` is the later of the frontmatter's and the file's modification time, so an edit
-    made in Obsidian (which leaves the frontmatter alone) still counts as a change.
+    made in Obsidian (which leaves the frontmatter alone) still counts as a change (the index
+    keeps the earlier time when only the mtime moved: see `Index.known_update`). `digest` is the
+    file's `content_hash`; the version is its first VERSION_LENGTH digits.
     """
     meta = doc.metadata
     title = meta.get("title")
@@ -268,6 +280,7 @@ def memory_from(path: str, doc: Document, mtime_ns: int | None = None) -> Memory
         metadata=meta,
         problem=doc.error,
         has_frontmatter=doc.frontmatter is not None,
+        version=digest[:VERSION_LENGTH],
     )
 
 

@@ -95,6 +95,9 @@ class Written(Output):
     id: str
     title: str
     path: str
+    version: str = Field(
+        description="Short hash of the file's content (edit_mem's expected_version)"
+    )
     created_at: str | None
 
     @classmethod
@@ -153,6 +156,10 @@ class MemoryOut(Output):
     updated_at: str | None
     last_reviewed: str | None
     path: str
+    version: str = Field(
+        description="Short hash of the file's content; pass it as edit_mem's "
+        "expected_version to refuse an edit if the memory changed since"
+    )
     links: list[LinkEnd]
     backlinks: list[LinkEnd]
     scope: str | None = None
@@ -196,6 +203,7 @@ class MemoryOut(Output):
 class Edited(Output):
     id: str
     path: str
+    version: str = Field(description="The new version (for the next edit's expected_version)")
     updated_at: str | None
 
     @classmethod

@@ -20,6 +20,16 @@ class FileInfo(NamedTuple):
     mtime_ns: int
 
 
+class Snapshot(NamedTuple):
+    """A file as memvault read it for an edit: its text, size, mtime and content hash. The
+    write checks the file still matches just before replacing it (see store.py)."""
+
+    text: str
+    size: int
+    mtime_ns: int
+    digest: str
+
+
 @dataclass(frozen=True)
 class Skipped:
     """A file the walk or a read could not use, and why."""
@@ -48,6 +58,7 @@ class SearchHit:
     id: str
     title: str
     path: str
+    version: str
     category: str | None
     tags: list[str]
     score: float
@@ -66,11 +77,13 @@ class SearchPage:
 
 @dataclass
 class NoteRow:
-    """A memory as the index knows it, without its body."""
+    """A memory as the index knows it, without its body; `version` is a short hash of its
+    file's content (edit_mem's expected_version)."""
 
     id: str
     title: str
     path: str
+    version: str
     category: str | None
     tags: list[str]
     created_at: str | None

@@ -3,10 +3,9 @@ them in worker processes while the main process writes to SQLite."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .facets import note_facets
 from .markdown import Link, find_links, find_tags, related_links
@@ -24,6 +23,10 @@ SECTION_CHARS = 32_000
 # A note's sections are FTS rows `note rowid << SECTION_BITS` plus 0, 1, 2 ...
 SECTION_BITS = 20
 
+# Positions of updated_at and the content hash in NoteRows.note.
+_UPDATED_AT = 9
+_HASH = 15
+
 
 @dataclass
 class NoteRows:
@@ -37,13 +40,9 @@ class NoteRows:
     problem: str | None
 
 
-def content_hash(text: str) -> str:
-    """A file's fingerprint, to tell an edit from a touch."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def note_rows(memory: Memory, size: int, mtime_ns: int, text: str) -> NoteRows:
-    """The notes, aliases, tags, links and full-text rows of one memory."""
+def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows:
+    """The notes, aliases, tags, links and full-text rows of one memory; `digest` is its
+    file's `content_hash`."""
     folder = folder_of(memory.path)
     known = {t.lower() for t in memory.tags}
     tags = memory.tags + [t for t in find_tags(memory.body) if t.lower() not in known]
@@ -68,7 +67,7 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, text: str) -> NoteRows:
             memory.expires_at,
             size,
             mtime_ns,
-            content_hash(text),
+            digest,
             memory.problem,
         ),
         aliases=[(a, a.lower()) for a in memory.aliases],
@@ -106,6 +105,17 @@ def section_rowids(note: int) -> tuple[int, int]:
     """The first and last FTS rowid the sections of note `note` may take."""
     first = note << SECTION_BITS
     return first, first + (1 << SECTION_BITS) - 1
+
+
+def with_known_time(rows: NoteRows, known: dict[tuple[str, str], str]) -> NoteRows:
+    """The rows with the `updated_at` recorded for this path and content before, if any: a
+    file whose mtime alone moved (copied, touched) has not changed."""
+    note = rows.note
+    kept = known.get((str(note[0]), str(note[_HASH])))
+    if kept is None or kept == note[_UPDATED_AT]:
+        return rows
+    note = (*note[:_UPDATED_AT], kept, *note[_UPDATED_AT + 1 :])
+    return replace(rows, note=note)
 
 
 def link_key(target: str) -> str:

@@ -6,19 +6,26 @@ import errno
 import logging
 import os
 import secrets
+import signal
+import stat as stat_mode
+import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
+from glob import escape as glob_escape
 from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
 
+if sys.platform == "linux":
+    import fcntl
+
 from .config import STATE_DIR
 from .document import Document, parse_document, render_document
-from .errors import Conflict, Invalid, NotFound, ReadOnly, Unreadable
-from .model import Memory, is_memory_path, memory_from, path_problem
-from .records import FileInfo, Skipped
+from .errors import Changed, Conflict, Invalid, NotFound, ReadOnly, Unreadable, Unwritable
+from .model import Memory, content_hash, is_memory_path, memory_from, path_problem
+from .records import FileInfo, Skipped, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +38,16 @@ TEMP_SUFFIX = ".memvault-tmp"
 LEFTOVER_AGE = 60.0
 # Why a symlink to a note of the vault is not indexed: it is that note (never reported).
 SAME_NOTE = "a link to a note of the vault"
+# A file an edit starts from is read until it is stable: at once when no other process has it
+# open for writing (Linux file leases tell); else, or where leases cannot tell, a file changed
+# within SETTLED_NS is read again every STABLE_PAUSE seconds until two reads agree (size, mtime,
+# hash), or HELD_OPEN_READS in a row while another process holds it open for writing (an editor
+# mid-write), up to STABLE_TRIES reads.
+SETTLED_NS = 1_000_000_000
+STABLE_PAUSE = 0.01
+HELD_OPEN_READS = 50
+STABLE_TRIES = 300
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
 class VaultStore:
@@ -232,21 +249,38 @@ class VaultStore:
         return self._decode(info.path, self.root / info.path)
 
     def _decode(self, path: str, full: Path) -> str:
-        try:
-            data = full.read_bytes()
-        except FileNotFoundError as exc:
-            raise NotFound(f"no file {path!r} in the vault") from exc
-        except OSError as exc:
-            raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise Unreadable(f"{path!r} is not UTF-8 text") from exc
+        return _text(path, _read_bytes(path, full)[0])
 
     def read(self, path: str) -> tuple[Memory, Document]:
-        """A memory and the parsed document it came from (kept for byte-exact rewrites)."""
-        doc = parse_document(self.read_text(path))
-        return memory_from(path, doc, self.info(path).mtime_ns), doc
+        """A memory and the parsed document it came from, in one read (a read only shows it;
+        an edit starts from `read_for_edit`)."""
+        memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path))[0])
+        return memory, doc
+
+    def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
+        """A memory, its document, and the snapshot its write compares the file with; never a
+        half-written file (see `snapshot`)."""
+        return _parsed(path, self.snapshot(path))
+
+    def snapshot(self, path: str) -> Snapshot:
+        """The file as it stands, once it is stable (see STABLE_PAUSE), so that an editor's
+        write in progress is never the base of an edit."""
+        full = self.absolute(path)
+        previous: Snapshot | None = None
+        agreeing = 0
+        for _ in range(STABLE_TRIES):
+            current, writing = _snapshot(path, full, probe=True)
+            agreeing = agreeing + 1 if current == previous else 0
+            settled = time.time_ns() - current.mtime_ns > SETTLED_NS
+            needed = 1 if writing is None else HELD_OPEN_READS
+            if writing is False or settled or agreeing >= needed:
+                return current
+            previous = current
+            time.sleep(STABLE_PAUSE)
+        raise Changed(
+            f"{path} is being written by another program (it kept changing for "
+            f"{STABLE_TRIES * STABLE_PAUSE:.0f}s); try again when it is saved"
+        )
 
     def info(self, path: str) -> FileInfo:
         """Size and modification time of a file, as a walk would report them."""
@@ -254,47 +288,64 @@ class VaultStore:
         return FileInfo(path, stat.st_size, stat.st_mtime_ns)
 
     def save(
-        self, path: str, doc: Document, body: str, updates: dict[str, object]
-    ) -> tuple[str, FileInfo]:
-        """Write `body` under the document's frontmatter with `updates` applied; return the text.
+        self, path: str, doc: Document, body: str, updates: dict[str, object], base: Snapshot | None
+    ) -> tuple[str, FileInfo, Undo]:
+        """Write `body` under the document's frontmatter with `updates` applied over the file
+        `base` describes (None: a new file); return the text, its stat and how to undo it.
 
         Files without frontmatter, or with broken YAML, keep their head byte for byte when
         there are no updates.
         """
         text = render_document(replace(doc, body=body), updates)
-        self.write(path, text)
-        return text, self.info(path)
+        undo = self.write(path, text, base)
+        return text, self.info(path), undo
 
-    def write(self, path: str, text: str) -> None:
-        """Write a file atomically: temp file in the same folder, fsync, then rename over."""
+    def write(self, path: str, text: str, base: Snapshot | None) -> Undo:
+        """Write a file atomically (temp file in the same folder, fsync, rename over), only if
+        it is still the file `base` describes (or, for None, still absent): else Changed. The
+        file keeps its mode and owner; a file with several hard links is refused."""
         full = self.absolute(path)
-        full.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(full, text)
+        with write_errors(path):
+            full.parent.mkdir(parents=True, exist_ok=True)
+            undo = atomic_write(full, text, lambda: _unchanged(path, full, base))
+        old_text = base.text if base is not None and undo.kept is None else None
+        return replace(undo, root=self.root, old_text=old_text)
 
-    def move(self, old: str, new: str) -> None:
+    def move(self, old: str, new: str) -> Undo:
         """Rename a file within the vault in one step, creating the target folder."""
         source, target = self.absolute(old), self.absolute(new)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.exists() and not _same_file(source, target):
-            raise Conflict(f"cannot move {old!r}: {new!r} already exists")
-        os.rename(source, target)
-        _fsync_folder(target.parent)
+        with write_errors(new):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists() and not _same_file(source, target):
+                raise Conflict(f"cannot move {old!r}: {new!r} already exists")
+            os.rename(source, target)
+            _fsync_folder(target.parent)
         self._prune(source.parent)
+        return Undo(full=source, moved_to=target)
 
-    def remove(self, path: str) -> None:
-        """Delete a file, and its folder if that leaves the folder empty."""
+    def remove(self, path: str) -> Undo:
+        """Delete a file (kept aside until the change is final), and its folder if that
+        leaves the folder empty."""
         full = self.absolute(path)
-        full.unlink(missing_ok=True)
-        _fsync_folder(full.parent)
+        with write_errors(path):
+            kept = _aside(full)
+            os.rename(full, kept)
+            _fsync_folder(full.parent)
         self._prune(full.parent)
+        return Undo(full=full, kept=kept, root=self.root)
 
     def _prune(self, folder: Path) -> None:
-        while folder != self.root and self.root in folder.parents:
-            try:
-                folder.rmdir()
-            except OSError:
-                return
-            folder = folder.parent
+        _prune(self.root, folder)
+
+
+def _prune(root: Path, folder: Path) -> None:
+    """Remove `folder` and its parents up to `root` while they are empty."""
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _remove_leftover(temp: Path) -> None:
@@ -306,18 +357,231 @@ def _remove_leftover(temp: Path) -> None:
         pass
 
 
-def atomic_write(full: Path, text: str) -> None:
-    temp = full.parent / f".{full.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+@dataclass
+class Undo:
+    """How to take back one file change until it is final: the file it replaced or removed
+    is kept aside (a hard link under a temp name: no space needed to put it back), or, where
+    hard links cannot be made, its old text is kept to write again."""
+
+    full: Path
+    kept: Path | None = None
+    created: bool = False
+    moved_to: Path | None = None
+    root: Path | None = None
+    old_text: str | None = None
+
+    def undo(self) -> None:
+        """Put the file back as it was before the change."""
+        if self.moved_to is not None:
+            self.full.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(self.moved_to, self.full)
+        elif self.kept is not None:
+            self.full.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.kept, self.full)
+            self.kept = None
+        elif self.old_text is not None:
+            atomic_write(self.full, self.old_text)
+        elif self.created:
+            self.full.unlink(missing_ok=True)
+        _fsync_folder(self.full.parent)
+
+    def discard(self) -> None:
+        """The change is final: drop the copy kept aside (and its folder, if it was all that
+        kept a moved or deleted file's folder)."""
+        if self.kept is not None:
+            self.kept.unlink(missing_ok=True)
+            if self.root is not None:
+                _prune(self.root, self.kept.parent)
+
+
+def atomic_write(
+    full: Path, text: str, check: Callable[[], os.stat_result | None] = lambda: None
+) -> Undo:
+    """Write `text` to a temp file, fsync it, run `check` (it raises if the file must not be
+    replaced; it returns the current file's stat, None for no file to keep), keep the old file
+    aside and rename over."""
+    temp = _aside(full)
+    kept: Path | None = None
     try:
         with open(temp, "xb") as handle:
             handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
+        current = check()
+        if current is not None:
+            _keep_owner(temp, current)
+            kept = _link_aside(full)
+            _same_stat(full, current)
         os.replace(temp, full)
     except BaseException:
         temp.unlink(missing_ok=True)
+        if kept is not None:
+            kept.unlink(missing_ok=True)
         raise
     _fsync_folder(full.parent)
+    return Undo(full=full, kept=kept, created=current is None)
+
+
+def _drop_kept_links(full: Path, current: os.stat_result) -> bool:
+    """Delete copies of `full` that an interrupted memvault kept aside (same file, memvault's
+    temp name; the caller holds the vault lock, so no live writer owns them); whether any went."""
+    dropped = False
+    for kept in full.parent.glob(f".{glob_escape(full.name)}.*{TEMP_SUFFIX}"):
+        with suppress(OSError):
+            found = os.stat(kept, follow_symlinks=False)
+            if (found.st_ino, found.st_dev) == (current.st_ino, current.st_dev):
+                kept.unlink()
+                dropped = True
+    return dropped
+
+
+def _same_stat(full: Path, checked: os.stat_result) -> None:
+    """Changed if the file's stat moved since `checked` (the last look, a stat apart from the
+    rename: the window an editor's save could still slip into is that short)."""
+    now = os.stat(full)
+    if (now.st_ino, now.st_size, now.st_mtime_ns) != (
+        checked.st_ino,
+        checked.st_size,
+        checked.st_mtime_ns,
+    ):
+        raise Changed(f"{full.name} changed on disk just before memvault's write; nothing written")
+
+
+def _link_aside(full: Path) -> Path | None:
+    """A hard link to `full` under a temp name, to put it back from; None on a file system
+    without hard links (FAT, some network shares): the undo then rewrites the old text."""
+    kept = _aside(full)
+    try:
+        if os.link in os.supports_follow_symlinks:
+            os.link(full, kept, follow_symlinks=False)
+        else:
+            os.link(full, kept)
+    except OSError as exc:
+        if exc.errno in _FULL:
+            raise
+        return None
+    return kept
+
+
+def _aside(full: Path) -> Path:
+    """A fresh temp name next to `full` (a dot-file: walks skip it, upkeep sweeps it)."""
+    return full.parent / f".{full.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+
+
+def _keep_owner(temp: Path, current: os.stat_result) -> None:
+    """Give the new file the mode and owner of the one it replaces (owner only where allowed:
+    as root, or a group the writer is in)."""
+    os.chmod(temp, stat_mode.S_IMODE(current.st_mode))
+    mine = temp.stat()
+    if (mine.st_uid, mine.st_gid) != (current.st_uid, current.st_gid) and hasattr(os, "chown"):
+        with suppress(PermissionError):
+            os.chown(temp, current.st_uid, current.st_gid)
+
+
+def _unchanged(path: str, full: Path, base: Snapshot | None) -> os.stat_result | None:
+    """The file's stat if it is still the one `base` describes (None: still absent); else
+    Changed, naming what changed. A file with other hard links is refused: replacing it would
+    split them."""
+    try:
+        current = os.stat(full)
+    except FileNotFoundError:
+        if base is None:
+            return None
+        raise Changed(
+            f"{path} was deleted while memvault was editing it; nothing was written"
+        ) from None
+    if base is None:
+        raise Changed(f"{path} was created by another program meanwhile; nothing was written")
+    if current.st_nlink > 1 and _drop_kept_links(full, current):
+        current = os.stat(full)
+    if current.st_nlink > 1:
+        raise Invalid(
+            f"{path} has {current.st_nlink} hard links; memvault will not replace it (that "
+            "would split them). Edit it by hand, or make it a single file first"
+        )
+    now = _snapshot(path, full)[0]
+    if (now.size, now.mtime_ns, now.digest) != (base.size, base.mtime_ns, base.digest):
+        raise Changed(
+            f"{path} changed on disk while memvault was editing it ({base.size} -> {now.size} "
+            f"bytes, modified {_moment(now.mtime_ns)}); nothing was written"
+        )
+    return current
+
+
+def _parsed(path: str, snapshot: Snapshot) -> tuple[Memory, Document, Snapshot]:
+    """The memory and document a snapshot holds, with the snapshot."""
+    doc = parse_document(snapshot.text)
+    return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest), doc, snapshot
+
+
+def _snapshot(path: str, full: Path, probe: bool = False) -> tuple[Snapshot, bool | None]:
+    """One read of a file with the stat of what was read; with `probe`, also whether another
+    process has it open for writing (None: cannot tell)."""
+    data, mtime_ns, writing = _read_bytes(path, full, probe)
+    text = _text(path, data)
+    return Snapshot(text, len(data), mtime_ns, content_hash(text)), writing
+
+
+def _read_bytes(path: str, full: Path, probe: bool = False) -> tuple[bytes, int, bool | None]:
+    """A file's bytes and its mtime, and with `probe` whether another process has it open for
+    writing (True too if it changed while read); NotFound or Unreadable with the reason."""
+    try:
+        with open(full, "rb") as handle:
+            before = os.fstat(handle.fileno())
+            data = handle.read()
+            writing = _open_for_writing(handle.fileno()) if probe else None
+            after = os.fstat(handle.fileno())
+    except FileNotFoundError as exc:
+        raise NotFound(f"no file {path!r} in the vault") from exc
+    except OSError as exc:
+        raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
+    moved = (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns)
+    if probe and (moved or len(data) != after.st_size):
+        writing = True
+    return data, after.st_mtime_ns, writing
+
+
+def _open_for_writing(fd: int) -> bool | None:
+    """Whether another process has this file open for writing: Linux refuses a read lease
+    then. None where that cannot be told (another system, a file system without leases, a
+    file of another owner). The lease is dropped at once; a writer opening the file meanwhile
+    signals SIGURG, which is ignored, not SIGIO, which would end the process."""
+    if sys.platform != "linux":
+        return None
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        return True if exc.errno == errno.EAGAIN else None
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    return False
+
+
+def _text(path: str, data: bytes) -> str:
+    """A file's bytes as text; Unreadable if they are not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"{path!r} is not UTF-8 text") from exc
+
+
+def _moment(mtime_ns: int) -> str:
+    """An mtime as UTC time of day to the millisecond, to name a change."""
+    seconds, nanos = divmod(mtime_ns, 1_000_000_000)
+    return time.strftime("%H:%M:%S", time.gmtime(seconds)) + f".{nanos // 1_000_000:03d}Z"
+
+
+@contextmanager
+def write_errors(path: str) -> Iterator[None]:
+    """An OSError while changing a file becomes one clear line; a full disk says so."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _FULL:
+            raise Unwritable(
+                f"disk full: cannot write {path}; nothing was changed. Free some space and retry"
+            ) from exc
+        raise Unwritable(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _same_file(a: Path, b: Path) -> bool:

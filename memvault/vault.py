@@ -57,7 +57,7 @@ from .records import (
 )
 from .search_sql import SORTS
 from .store import VaultStore
-from .writer import Writer
+from .writer import Rewrite, Writer, retrying
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,8 @@ class VaultService:
         with self._store.lock():
             for line in self._links.recover():
                 log.warning("%s (interrupted earlier)", line)
-            yield
+            with self._writer.all_or_nothing():
+                yield
 
     @property
     def root(self) -> Path:
@@ -163,8 +164,7 @@ class VaultService:
 
     def get(self, identifier: str) -> Memory:
         """The memory an identifier names exactly, read fresh from its file."""
-        memory, _doc = self._store.read(self.locate(identifier))
-        return memory
+        return self._lookup.read(self.locate(identifier))
 
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
@@ -224,20 +224,30 @@ class VaultService:
         folder = clean_category(category, self.limits)
         scope = clean_scope(scope)
         expires = expiry_from(expires_at, ttl_days)
+        now = clock.now_iso()
+        fields: dict[str, Any] = {"id": new_id(), "title": title}
+        if folder:
+            fields["category"] = folder
+        if scope:
+            fields["scope"] = scope
+        fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
+        if expires:
+            fields["expires_at"] = expires
         with self._writing():
             if not allow_duplicate:
                 self._refuse_duplicate(title, content)
-            path = self._free_path(folder, slug_for(title))
-            now = clock.now_iso()
-            fields: dict[str, Any] = {"id": new_id(), "title": title}
-            if folder:
-                fields["category"] = folder
-            if scope:
-                fields["scope"] = scope
-            fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
-            if expires:
-                fields["expires_at"] = expires
-            return self._writer.save(path, Document(body=""), with_newline(content), fields)
+            return self._save_new(folder, slug_for(title), with_newline(content), fields)
+
+    def _save_new(self, folder: str | None, stem: str, body: str, fields: dict[str, Any]) -> Memory:
+        """Write a new file at the first free path for `stem` (another, if a program creates
+        that file meanwhile)."""
+
+        def attempt() -> Memory:
+            """One pick of a free path and write."""
+            path = self._free_path(folder, stem)
+            return self._writer.save(path, Document(body=""), body, fields, None)
+
+        return retrying(_join(folder, f"{stem}.md"), attempt)
 
     def update(
         self,
@@ -248,37 +258,41 @@ class VaultService:
         tags: list[str] | None = None,
         category: str | None = None,
         expected_updated_at: str | None = None,
+        expected_version: str | None = None,
+        allow_duplicate: bool = False,
     ) -> Memory:
         """Change a memory; a new title renames its file and a new category moves it, and
-        every link to it follows. The id never changes."""
+        every link to it follows. The id never changes (a hand-made note's derived id is
+        written into its frontmatter). The edit applies to the file as it is when written:
+        if it changed since it was read, it is read again and the edit applied again, unless
+        a guard (`expected_version`, `expected_updated_at`) refuses it."""
         with self._writing():
             path = self.locate(identifier)
-            memory, doc = self._store.read(path)
-            _check_writable(path, doc)
-            if expected_updated_at is not None and memory.updated_at != expected_updated_at:
-                raise Conflict(
-                    f"{path} changed since {expected_updated_at} (now {memory.updated_at}); "
-                    "read it again and reapply your edit"
-                )
-            fields = self._changed_fields(memory, doc, title, tags, category)
-            body = memory.body if edit is None else self._edited(memory, edit)
-            new_path = self._new_path(memory, fields)
-            if body == memory.body and not fields:
-                return memory
-            fields["updated_at"] = clock.now_iso()
-            if new_path == path:
-                return self._writer.save(path, doc, body, fields)
-            return self._links.move(memory, doc, body, fields, new_path)
+
+            def attempt() -> Memory:
+                """One read, check of the guards, change and write."""
+                memory, doc, base = self._lookup.read_for_edit(path)
+                _check_writable(path, doc)
+                _check_guards(memory, expected_version, expected_updated_at)
+                fields = self._changed_fields(memory, doc, title, tags, category)
+                if "title" in fields and not allow_duplicate:
+                    self._refuse_title(fields["title"], path)
+                body = memory.body if edit is None else self._edited(memory, edit)
+                new_path = self._new_path(memory, fields)
+                if body == memory.body and not fields:
+                    return memory
+                if doc.writable and memory.metadata.get("id") in (None, ""):
+                    fields = {"id": memory.id, **fields}
+                fields["updated_at"] = clock.now_iso()
+                if new_path == path:
+                    return self._writer.save(path, doc, body, fields, base)
+                return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
+
+            return retrying(path, attempt)
 
     def _refuse_duplicate(self, title: str, content: str) -> None:
-        for path in self._index.resolve(title):
-            note = self._index.note(path)
-            if note is not None and note.title.lower() == title.lower():
-                raise Duplicate(
-                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
-                    "with edit_mem, or pass allow_duplicate=true to keep both",
-                    note.id,
-                )
+        """Duplicate if a memory has this title, or near-identical content."""
+        self._refuse_title(title)
         words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
             other = self._store.read(path)[0]
@@ -288,6 +302,17 @@ class VaultService:
                     f"{other.title!r} (id {other.id}, {path}) has near-identical content "
                     f"({score:.0%} alike); edit it, or pass allow_duplicate=true",
                     other.id,
+                )
+
+    def _refuse_title(self, title: str, own: str | None = None) -> None:
+        """Duplicate if a memory other than the one at `own` has this title."""
+        for path in self._index.resolve(title):
+            note = self._index.note(path)
+            if note is not None and path != own and note.title.lower() == title.lower():
+                raise Duplicate(
+                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
+                    "with edit_mem, or pass allow_duplicate=true to keep both",
+                    note.id,
                 )
 
     def restore(self, record: dict[str, Any]) -> Memory:
@@ -305,19 +330,24 @@ class VaultService:
             except Invalid:
                 taken = True
             taken = taken or self._index.stem_taken(stem_of(wanted))
-            path = self._free_path(folder, slug_for(title)) if taken else wanted
-            return self._writer.save(path, Document(body=""), body, metadata)
+            if taken:
+                return self._save_new(folder, slug_for(title), body, metadata)
+            return self._writer.save(wanted, Document(body=""), body, metadata, None)
 
     def verify(self, identifier: str) -> Memory:
         """Mark a memory as reviewed now: it is still true (sets `last_reviewed`)."""
         with self._writing():
             path = self.locate(identifier)
-            memory, doc = self._store.read(path)
-            _check_writable(path, doc)
-            extra = {} if memory.has_frontmatter else {"id": memory.id, "title": memory.title}
-            return self._writer.save(
-                path, doc, memory.body, {**extra, "last_reviewed": clock.now_iso()}
-            )
+
+            def attempt() -> Memory:
+                """One read and write of the review time."""
+                memory, doc, base = self._lookup.read_for_edit(path)
+                _check_writable(path, doc)
+                extra = {} if memory.has_frontmatter else {"id": memory.id, "title": memory.title}
+                fields: dict[str, object] = {**extra, "last_reviewed": clock.now_iso()}
+                return self._writer.save(path, doc, memory.body, fields, base)
+
+            return retrying(path, attempt)
 
     def archive_expired(self) -> list[str]:
         """Move every memory past its `expires_at` to archive/ (links follow); never deletes."""
@@ -342,7 +372,7 @@ class VaultService:
         """Delete a memory's file after taking every link to it out of other memories."""
         with self._writing():
             path = self.locate(identifier)
-            memory, _doc = self._store.read(path)
+            memory = self._lookup.read(path)
             changed = self._links.remove_inbound(path)
             self._writer.remove(path)
             return Deleted(memory, changed)
@@ -434,6 +464,22 @@ class VaultService:
             if own or (not self._index.stem_taken(candidate) and not self._store.exists(path)):
                 return path
             n += 1
+
+
+def _check_guards(
+    memory: Memory, expected_version: str | None, expected_updated_at: str | None
+) -> None:
+    """Conflict if the memory is not the version (or the update time) the caller last saw."""
+    if expected_version is not None and memory.version != expected_version.strip():
+        raise Conflict(
+            f"{memory.path} changed since version {expected_version} (now {memory.version}); "
+            "read it again and reapply your edit"
+        )
+    if expected_updated_at is not None and memory.updated_at != expected_updated_at:
+        raise Conflict(
+            f"{memory.path} changed since {expected_updated_at} (now {memory.updated_at}); "
+            "read it again and reapply your edit"
+        )
 
 
 class Starting:

@@ -82,7 +82,15 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         assert "anyOf" not in json.dumps(tool.output_schema), name
     search = tools["search_mem"].output_schema
     assert search is not None
-    hit = {"id": "i", "title": "t", "path": "p.md", "category": None, "tags": [], "score": 1.0}
+    hit = {
+        "id": "i",
+        "title": "t",
+        "path": "p.md",
+        "version": "v",
+        "category": None,
+        "tags": [],
+        "score": 1.0,
+    }
     hit |= {"snippet": "", "updated_at": None, "last_reviewed": None, "scope": None, "age": ""}
     jsonschema.validate({"results": [hit], "total": 1}, search)
     with pytest.raises(jsonschema.ValidationError):
@@ -108,7 +116,7 @@ async def test_every_tool_over_stdio(vault_dir: Path) -> None:
                 "write_mem", {"title": "Stripe webhooks", "content": "Webhooks must be idempotent."}
             )
         )
-        assert set(a) == {"id", "title", "path", "created_at"}
+        assert set(a) == {"id", "title", "path", "version", "created_at"}
 
         found = structured(
             await session.call_tool(

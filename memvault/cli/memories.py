@@ -91,6 +91,10 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for several).")
 @click.option("--category", default=None)
 @click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
+@click.option(
+    "--expected-version", default=None, help="Refuse unless the memory is still this version."
+)
+@click.option("--allow-duplicate", is_flag=True, help="Keep a title another memory has.")
 @json_option
 @click.pass_context
 def edit(
@@ -106,6 +110,8 @@ def edit(
     tags: tuple[str, ...],
     category: str | None,
     expected_updated_at: str | None,
+    expected_version: str | None,
+    allow_duplicate: bool,
     as_json: bool,
 ) -> None:
     """Change a memory's title (renames), text, tags or category (moves)."""
@@ -125,6 +131,8 @@ def edit(
             tags=list(tags) if tags else None,
             category=category,
             expected_updated_at=expected_updated_at,
+            expected_version=expected_version,
+            allow_duplicate=allow_duplicate,
         )
     if as_json:
         from ..output import Edited

@@ -104,8 +104,10 @@ class MemoryTools(ToolGroup):
         "token-saving operations: append (added before ## Related), prepend, replace_section "
         "{heading, content}, or find + replace (find must occur once, or expected_count "
         "times). content replaces the whole body; a new title renames the file and every "
-        "link to it; category moves it. expected_updated_at refuses the edit if the memory "
-        "changed since you read it. "
+        "link to it; category moves it. expected_version (the version read_mem, search_mem "
+        "or list_mem gave) refuses the edit if the memory changed since; expected_updated_at "
+        "does the same by time. A title another memory has is refused (allow_duplicate=true "
+        "keeps both). "
         'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
     )
     def edit_mem(
@@ -122,6 +124,8 @@ class MemoryTools(ToolGroup):
         replace: str | None = None,
         expected_count: int | None = None,
         expected_updated_at: str | None = None,
+        expected_version: str | None = None,
+        allow_duplicate: bool = False,
     ) -> Annotated[CallToolResult, Edited]:
         edit = BodyEdit(
             content=content,
@@ -147,9 +151,13 @@ class MemoryTools(ToolGroup):
                 tags=tags,
                 category=category,
                 expected_updated_at=expected_updated_at,
+                expected_version=expected_version,
+                allow_duplicate=allow_duplicate,
             )
         return reply(
-            Edited.of(memory), f"Updated {memory.title!r} ({memory.path}) at {memory.updated_at}."
+            Edited.of(memory),
+            f"Updated {memory.title!r} ({memory.path}) at {memory.updated_at}, "
+            f"version {memory.version}.",
         )
 
     @tool(
@@ -189,6 +197,7 @@ def markdown_text(out: MemoryOut) -> str:
     if out.tags:
         meta.append("tags: " + ", ".join(out.tags))
     meta.append(f"updated: {out.updated_at}")
+    meta.append(f"version: {out.version}")
     if out.backlinks:
         meta.append("backlinks: " + ", ".join(b.title or b.path or "" for b in out.backlinks))
     return f"# {out.title}\n({'; '.join(meta)})\n\n{out.content}"
