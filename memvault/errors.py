@@ -29,6 +29,10 @@ class Unreadable(MemvaultError):
     """A file or the vault itself cannot be read."""
 
 
+class TooSlow(MemvaultError):
+    """A query ran past the time limit and was stopped."""
+
+
 class Duplicate(Conflict):
     """A new memory would repeat an existing one (same title or near-identical content)."""
 
