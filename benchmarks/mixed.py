@@ -4,6 +4,7 @@ much the server's resident memory grew."""
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -19,24 +20,31 @@ CLIENTS = 4
 SECONDS = 60.0
 # (kind, share of the calls in percent): the issue's mix.
 MIX = (("search", 50), ("read", 20), ("write", 15), ("append", 15))
-WARM_UP = 5
+WARM_UP = 5.0
 
 
 @dataclass
 class MixedLoad:
-    """What the clients saw: seconds each call took by kind, the errors, the wall time and the
-    server's resident memory before and after (MB)."""
+    """What the clients saw: seconds each call took by kind, the errors, the wall time, the
+    server's resident memory before and after (MB) and the CPU seconds it used."""
 
     times: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k, _ in MIX})
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     rss_before: float = 0.0
     rss_after: float = 0.0
+    server_cpu: float = 0.0
 
     @property
     def calls(self) -> int:
         """Calls that succeeded."""
         return sum(len(t) for t in self.times.values())
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -95,31 +103,38 @@ def client(
         found.times[kind].append(time.perf_counter() - started)
 
 
+def run_clients(port: int, calls: Calls, seconds: float, found: MixedLoad) -> None:
+    """CLIENTS client threads calling at once for `seconds`, what they saw in `found`."""
+    start = threading.Barrier(CLIENTS + 1)
+    until = [0.0]
+    threads = [
+        threading.Thread(target=client, args=(port, calls, seed, until, found, start))
+        for seed in range(1, CLIENTS + 1)
+    ]
+    for thread in threads:
+        thread.start()
+    until[0] = time.perf_counter() + seconds
+    started = time.perf_counter()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    found.seconds = time.perf_counter() - started
+
+
 def mixed_load(vault: Path, index: Path, calls: Calls, seconds: float, errlog: TextIO) -> MixedLoad:
-    """CLIENTS clients on one `memvault serve --transport http` for `seconds`."""
+    """CLIENTS clients on one `memvault serve --transport http` for `seconds`, after as many
+    for WARM_UP seconds (the server's caches and connections are then made: what grows after
+    is what the load costs)."""
     port = mcp_bench.free_port()
     process = mcp_bench.start_http(vault, index, port, errlog)
     try:
         mcp_bench.wait_listening(port, process)
-        rng = random.Random(0)
-        for kind, _ in MIX * WARM_UP:
-            mcp_bench.post_tool(port, *calls.draw(rng, kind, "warm-up"))
+        run_clients(port, calls, WARM_UP, MixedLoad())
         found = MixedLoad(rss_before=rss_mb(process.pid))
-        start = threading.Barrier(CLIENTS + 1)
-        until = [0.0]
-        threads = [
-            threading.Thread(target=client, args=(port, calls, seed, until, found, start))
-            for seed in range(1, CLIENTS + 1)
-        ]
-        for thread in threads:
-            thread.start()
-        until[0] = time.perf_counter() + seconds
-        started = time.perf_counter()
-        start.wait()
-        for thread in threads:
-            thread.join()
-        found.seconds = time.perf_counter() - started
+        cpu_before = cpu_seconds(process.pid)
+        run_clients(port, calls, seconds, found)
         found.rss_after = rss_mb(process.pid)
+        found.server_cpu = cpu_seconds(process.pid) - cpu_before
         return found
     finally:
         process.terminate()

@@ -364,7 +364,8 @@ def bench_mixed(b: Bench, asked: list[Query], maker: MemoryMaker) -> list[Row]:
             target=f"≥ {MIXED_CALLS_PER_S} calls/s, 0 errors, RSS +≤ 10 MB",
             result=verdict(rate >= MIXED_CALLS_PER_S and not found.errors and growth <= 10),
             note=f"{found.calls} calls in {found.seconds:.0f} s, {len(found.errors)} errors, "
-            f"RSS {found.rss_before:.0f} -> {found.rss_after:.0f} MB",
+            f"RSS {found.rss_before:.0f} -> {found.rss_after:.0f} MB, "
+            f"server CPU {found.server_cpu / found.seconds:.0%} of a core",
         )
     ]
     for kind, share in mixed.MIX:
