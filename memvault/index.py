@@ -93,7 +93,6 @@ class _Connection:
 
     db: sqlite3.Connection
     deadline: float = math.inf
-    what: str = ""
 
     def late(self) -> int:
         """The progress handler: non-zero stops the statement running (SQLITE_INTERRUPT)."""
@@ -491,7 +490,7 @@ class Index:
             raise ValueError(f"unknown sort {sort!r}")
         sql_where, params = filter_sql(where, clock.now_iso())
         unsaved = self.uses.snapshot()
-        # Sorted by use, the unsaved uses take part in the order (a few hundred at most).
+        # Sorted by use, the unsaved uses take part in the order.
         pending, pending_params = _unsaved_sql(unsaved if sort == "usage" else {})
         rows = self._query(
             f"{pending} SELECT {_NOTE_COLUMNS}, coalesce(u.access_count, 0) +"
@@ -665,14 +664,14 @@ def _note_row(row: sqlite3.Row, unsaved: dict[str, Uses]) -> NoteRow:
 
 
 def _unsaved_sql(unsaved: dict[str, Uses]) -> tuple[str, list[object]]:
-    """A `pending (id, uses, last)` table of the uses not saved yet, as a WITH clause."""
-    if not unsaved:
-        return "WITH pending (id, uses, last) AS (SELECT NULL, 0, NULL WHERE 0)", []
-    values = ", ".join("(?, ?, ?)" for _ in unsaved)
-    params: list[object] = [
-        v for memory_id, (count, last) in unsaved.items() for v in (memory_id, count, last)
-    ]
-    return f"WITH pending (id, uses, last) AS (VALUES {values})", params
+    """A `pending (id, uses, last)` table of the uses not saved yet, as a WITH clause with
+    one parameter (a JSON object), however many there are. GROUP BY makes SQLite build it
+    once, with an index for the join, rather than read the JSON again for each note."""
+    return (
+        "WITH pending (id, uses, last) AS (SELECT key, json_extract(value, '$[0]'),"
+        " json_extract(value, '$[1]') FROM json_each(?) GROUP BY key)",
+        [json.dumps(unsaved)],
+    )
 
 
 def _delete(db: sqlite3.Connection, rowid: int) -> None:

@@ -21,6 +21,7 @@ from .mcp_helpers import (
     MEMVAULT,
     http_server,
     http_session,
+    raw_call,
     server_env,
     stdio_session,
     structured,
@@ -428,25 +429,7 @@ def test_a_busy_port_is_a_one_line_error(vault_dir: Path) -> None:
 
 
 def test_stdio_keeps_stdout_for_protocol_only(vault_dir: Path) -> None:
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "read_mem", "arguments": {"identifier": "missing"}},
-        },
-    ]
+    messages = raw_call("read_mem", {"identifier": "missing"})
     process = subprocess.Popen(
         [*MEMVAULT, "--vault", str(vault_dir), "serve", "--log-level", "DEBUG"],
         stdin=subprocess.PIPE,

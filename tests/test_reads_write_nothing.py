@@ -29,8 +29,9 @@ from memvault.config import Settings
 from memvault.exchange import export_records
 from memvault.vault import VaultService
 
+from . import mcp_helpers
 from .conftest import write_file
-from .mcp_helpers import MEMVAULT, http_server, http_session, server_env, stdio_session, text_of
+from .mcp_helpers import stdio_session, text_of
 
 # A vault's content: each file's relative path -> its bytes; each folder's path + "/" -> b"".
 Snapshot = dict[str, bytes]
@@ -381,25 +382,7 @@ def test_a_search_on_a_full_disk_answers_and_keeps_its_uses_in_memory(vault_dir:
 def raw_search(server: subprocess.Popen[str], query: str) -> str:
     """Initialize a stdio server with raw JSON-RPC lines and call search_mem; its text."""
     assert server.stdin and server.stdout
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "search_mem", "arguments": {"query": query}},
-        },
-    ]
+    messages = mcp_helpers.raw_call("search_mem", {"query": query})
     for message in messages:
         server.stdin.write(json.dumps(message) + "\n")
         server.stdin.flush()
@@ -414,19 +397,19 @@ async def test_uses_a_server_counted_are_saved_when_it_stops(vault_dir: Path) ->
     async with stdio_session(vault_dir) as session:  # stops when its input closes
         assert "Deploy order" in await ask(session, "search_mem", {"query": "migrations"})
     assert uses_of(settings) == [1]
-    with http_server(vault_dir, "--no-watch") as (url, _process):  # stopped by SIGTERM
-        async with http_session(url) as session:
+    with mcp_helpers.http_server(vault_dir, "--no-watch") as (url, _process):  # stopped by SIGTERM
+        async with mcp_helpers.http_session(url) as session:
             assert "Deploy order" in await ask(
                 session, "read_mem", {"identifier": "gotcha/deploy-order"}
             )
     assert uses_of(settings) == [2]
     with subprocess.Popen(  # over stdio, stopped by SIGTERM
-        [*MEMVAULT, "--vault", str(vault_dir), "serve", "--no-watch"],
+        [*mcp_helpers.MEMVAULT, "--vault", str(vault_dir), "serve", "--no-watch"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env=server_env(),
+        env=mcp_helpers.server_env(),
     ) as server:
         assert "Deploy order" in raw_search(server, "migrations")
         server.terminate()
