@@ -301,6 +301,8 @@ def test_reads_leave_the_index_as_it_was_and_count_uses_in_memory(vault_dir: Pat
         before = index_files(settings.index_file)
 
         assert [hit.title for hit in vault.search("migrations").results] == ["Deploy order"]
+        for _ in range(3):
+            assert vault.search("ship").results[0].title == "Release process"
         assert vault.recall("deploy ordr").memory.title == "Deploy order"
         assert "Deploy order" in build_briefing(vault).text
         exported = {r["title"]: r["usage"] for r in export_records(vault)}
@@ -311,17 +313,18 @@ def test_reads_leave_the_index_as_it_was_and_count_uses_in_memory(vault_dir: Pat
         assert index_files(settings.index_file) == before, "a read wrote to the index"
     finally:
         vault.close()
-    # The uses a read returns include those not saved yet, and closing saves them.
+    # The uses a read returns include those not saved yet (and order a listing by use), and
+    # closing saves them.
     assert [(row.title, row.access_count) for row in listed] == [
+        ("Release process", 4),
         ("Deploy order", 3),
-        ("Release process", 1),
     ]
     assert exported["Deploy order"]["access_count"] == 3
     assert never_used == []
     reopened = VaultService.open(settings)
     try:
         assert {i: u.access_count for i, u in reopened.usage().items()} == counted
-        assert sorted(counted.values()) == [1, 3]
+        assert sorted(counted.values()) == [3, 4]
     finally:
         reopened.close()
 
