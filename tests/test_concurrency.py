@@ -1,11 +1,12 @@
 """No request stalls the others: in a real server, reads run side by side, so a slow search does
 not hold up an unrelated read, and a query past the time limit is stopped with an error that
-says so (MCP and CLI)."""
+says so (MCP and CLI). Threads of one process reading and writing at once lose nothing."""
 
 from __future__ import annotations
 
 import random
 import string
+import threading
 from pathlib import Path
 
 import anyio
@@ -13,6 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from memvault.cli import main
+from memvault.config import Settings
+from memvault.markdown import BodyEdit
+from memvault.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import http_server, http_session, text_of
@@ -99,3 +103,44 @@ def test_the_cli_stops_a_search_past_the_time_limit_with_one_line(busy_vault: Pa
     assert result.output.strip().splitlines() == [
         "error: the search took longer than 0.05 s and was stopped; narrow the query"
     ]
+
+
+def test_threads_reading_and_writing_at_once_lose_nothing(vault_dir: Path) -> None:
+    settings = Settings(vault=vault_dir)
+    vault = VaultService.open(settings)
+    try:
+        vault.create("Shared log", "Lines from every thread.\n", category="ops")
+        errors: list[BaseException] = []
+        start = threading.Barrier(4)
+
+        def work(who: int) -> None:
+            try:
+                start.wait()
+                for step in range(15):
+                    vault.update("Shared log", edit=BodyEdit(append=f"- thread {who} step {step}"))
+                    vault.create(f"Note {who}-{step}", f"Written by thread {who}, step {step}.\n")
+                    assert vault.search("thread").total >= 1
+                    assert vault.recall("Shared log").memory.title == "Shared log"
+                    vault.list_memories(sort="usage")
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(who,)) for who in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        assert errors == []
+        body = vault.get("Shared log").body
+        assert all(f"- thread {w} step {s}\n" in body for w in range(4) for s in range(15))
+        assert vault.list_memories(limit=1)[1] == 61
+        assert vault.sync().added == 0
+        used = vault.usage()[vault.get("Shared log").id].access_count
+    finally:
+        vault.close()
+    reopened = VaultService.open(settings)
+    try:
+        assert reopened.usage()[reopened.get("Shared log").id].access_count == used >= 60
+    finally:
+        reopened.close()
