@@ -22,7 +22,7 @@ from .conftest import write_file
 from .mcp_helpers import http_server, http_session, text_of
 
 # Every word of every note matches one of these prefixes: FTS5 expands each into thousands of
-# terms and ranks every note: its three statements take about a second on 2,000 notes.
+# terms and ranks every note: its three statements take a second or more on 2,000 notes.
 SLOW_QUERY = " ".join(f"{letter}*" for letter in string.ascii_lowercase)
 BULK = 2000
 
@@ -34,12 +34,12 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def busy_vault(vault_dir: Path) -> Path:
-    """BULK notes of 400 random words each, and one short note to read."""
+    """BULK notes of 800 random words each, and one short note to read."""
     rng = random.Random(13)
     letters = string.ascii_lowercase
     words = ["".join(rng.choices(letters, k=rng.randint(4, 9))) for _ in range(20_000)]
     for number in range(BULK):
-        body = " ".join(rng.choices(words, k=400))
+        body = " ".join(rng.choices(words, k=800))
         write_file(vault_dir, f"bulk/n{number:04d}.md", f"# Note {number}\n\n{body}\n")
     write_file(vault_dir, "deploy-order.md", "# Deploy order\n\nMigrations run first.\n")
     return vault_dir
@@ -71,7 +71,7 @@ async def test_a_slow_search_does_not_hold_up_an_unrelated_read(busy_vault: Path
 
     # Dozens of reads are answered while the search runs. Were they queued behind its
     # statements, a few at most would slip in between them.
-    assert done.index("slow search") >= 10, done
+    assert done.index("slow search") >= 8, done
 
 
 @pytest.mark.anyio
