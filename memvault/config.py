@@ -13,6 +13,8 @@ DEFAULT_VAULT = Path("memories")
 # memvault's own folder inside the vault (index, lock, journal); a dot-folder Obsidian ignores.
 STATE_DIR = ".memvault"
 INDEX_FILE = "index.sqlite3"
+# Seconds a query may run before it is stopped with an error (MEMVAULT_QUERY_TIMEOUT).
+QUERY_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Settings:
 
     vault: Path = DEFAULT_VAULT
     index_path: Path | None = None
+    query_timeout: float = QUERY_TIMEOUT
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
 

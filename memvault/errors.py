@@ -41,6 +41,10 @@ class Unwritable(MemvaultError):
     """A file could not be written (disk full, permissions); nothing was changed."""
 
 
+class TooSlow(MemvaultError):
+    """A query ran past the time limit and was stopped."""
+
+
 class Duplicate(Conflict):
     """A new memory would repeat an existing one (same title or near-identical content)."""
 

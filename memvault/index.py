@@ -1,23 +1,34 @@
-"""The SQLite index that mirrors the vault: its reads and writes on one connection.
+"""The SQLite index that mirrors the vault: its reads and writes, on a pool of connections.
 
 Notes, links, tags, aliases and the FTS table are derived data (`indexer.py` fills them from
-the files; `schema.py` holds their tables); `usage` is kept state. Links are resolved by
-`resolution.py`, searches run the SQL `search_sql.py` builds.
+the files; `schema.py` holds their tables); `usage` is kept state, counted in memory by reads
+(`tally.py`) and saved in batches by writers. Links are resolved by `resolution.py`, searches
+run the SQL `search_sql.py` builds.
+
+Each thread borrows a connection of its own for a read or a transaction, so reads run side by
+side (SQLite's WAL lets readers go on while one connection writes); write transactions take
+turns on a lock in this process, and on SQLite's in others. A read is stopped after
+`query_timeout` seconds by a progress handler.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import math
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import clock, resolution
+from .config import QUERY_TIMEOUT
 from .document import parse_document
+from .errors import TooSlow
 from .markdown import Link
 from .model import VERSION_LENGTH, Memory, content_hash, memory_from
 from .records import (
@@ -31,11 +42,20 @@ from .records import (
     Usage,
 )
 from .rows import NoteRows, link_key, note_rows, section_rowids
-from .schema import DERIVED_TABLES, LINK_INDEXES, NOTE_INDEXES, TABLES, open_index, run_script
+from .schema import (
+    DERIVED_TABLES,
+    LINK_INDEXES,
+    NOTE_INDEXES,
+    TABLES,
+    connect,
+    open_index,
+    run_script,
+)
 from .search_sql import (
     ARCHIVED,
     NOTE_OF_ROW,
     SORTS,
+    SearchPlan,
     Statement,
     count_sql,
     filter_sql,
@@ -44,8 +64,19 @@ from .search_sql import (
     search_sql,
     snippet_text,
 )
+from .tally import Tally, Uses, merged
+
+log = logging.getLogger(__name__)
 
 FileState = tuple[int, int, str]
+
+# SQLite calls the progress handler every this many virtual machine steps (FTS5's reads of its
+# own tables count; its work in C does not). Each call takes the GIL: a smaller number would slow
+# a long query down under load, a larger one stop it later.
+PROGRESS_STEPS = 10_000
+# Uses are saved when this many memories have unsaved ones, or the oldest is this old.
+FLUSH_MEMORIES = 500
+FLUSH_SECONDS = 30.0
 
 
 @dataclass
@@ -57,37 +88,107 @@ class _Match:
     snippet: str
 
 
+@dataclass
+class _Connection:
+    """One pooled connection, and the deadline of the read it serves (none for a write)."""
+
+    db: sqlite3.Connection
+    deadline: float = math.inf
+
+    def late(self) -> int:
+        """The progress handler: non-zero stops the statement running (SQLITE_INTERRUPT)."""
+        return int(time.monotonic() > self.deadline)
+
+
 class Index:
     """One SQLite file with the notes, their links and the FTS table; safe across threads."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, query_timeout: float = QUERY_TIMEOUT):
         self.path = Path(path)
-        self._guard = threading.RLock()
-        self._db, self.fresh = open_index(self.path)
+        self.query_timeout = query_timeout
+        self.uses = Tally()
+        self._held = threading.local()
+        self._pool_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._flush_lock = threading.Lock()
+        self._flusher: threading.Thread | None = None
+        self._flush_failing = False
+        self._closed = False
+        db, self.fresh = open_index(self.path)
+        self._idle = [self._pooled(db)]
 
     def close(self) -> None:
-        with self._guard:
-            self._db.close()
+        """Save the uses counted so far and close the connections (one still lent out is
+        closed when it comes back)."""
+        self.flush_usage()
+        with self._pool_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.db.close()
+
+    @staticmethod
+    def _pooled(db: sqlite3.Connection) -> _Connection:
+        connection = _Connection(db)
+        db.set_progress_handler(connection.late, PROGRESS_STEPS)
+        return connection
+
+    @contextmanager
+    def _borrowed(self, what: str = "") -> Iterator[sqlite3.Connection]:
+        """This thread's connection: the one it holds already (inside a transaction or a
+        read of several queries), else one from the pool. A read (`what` names it for the
+        error) is stopped after `query_timeout` seconds with TooSlow."""
+        held: _Connection | None = getattr(self._held, "connection", None)
+        if held is not None:
+            yield held.db
+            return
+        with self._pool_lock:
+            connection = self._idle.pop() if self._idle else None
+        if connection is None:
+            db = connect(self.path)
+            db.execute("PRAGMA foreign_keys = ON")
+            connection = self._pooled(db)
+        connection.deadline = time.monotonic() + self.query_timeout if what else math.inf
+        self._held.connection = connection
+        try:
+            yield connection.db
+        except sqlite3.OperationalError as exc:
+            if what and exc.sqlite_errorname == "SQLITE_INTERRUPT":
+                raise TooSlow(
+                    f"the {what} took longer than {self.query_timeout:g} s and was stopped; "
+                    "narrow the query"
+                ) from exc
+            raise
+        finally:
+            self._held.connection = None
+            connection.deadline = math.inf
+            with self._pool_lock:
+                closed = self._closed
+                if not closed:
+                    self._idle.append(connection)
+            if closed:
+                connection.db.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction on the index's connection (the indexer's unit of work)."""
-        with self._guard:
-            self._db.execute("BEGIN IMMEDIATE")
+        """One write transaction (the indexer's unit of work); writers in this process take
+        turns here rather than in SQLite's busy loop."""
+        with self._write_lock, self._borrowed() as db:
+            db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
+                yield db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
 
     @contextmanager
     def rebuilding(self) -> Iterator[sqlite3.Connection]:
         """A transaction that empties the derived tables, lets the caller fill them with
         `write_rows`, then indexes, resolves and merges once at the end. Foreign keys are off
         meanwhile: the tables are made whole in one go, not row by row."""
-        with self._guard:
-            self._db.execute("PRAGMA foreign_keys = OFF")
+        with self._write_lock, self._borrowed() as connection:
+            connection.execute("PRAGMA foreign_keys = OFF")
             try:
                 with self.transaction() as db:
                     for table in DERIVED_TABLES:
@@ -101,12 +202,12 @@ class Index:
                     resolution.resolve_all(db)
                     run_script(db, LINK_INDEXES)
             finally:
-                self._db.execute("PRAGMA foreign_keys = ON")
+                connection.execute("PRAGMA foreign_keys = ON")
         self.fresh = False
 
     def _query(self, sql: str, params: Iterable[object] = ()) -> list[sqlite3.Row]:
-        with self._guard:
-            return self._db.execute(sql, tuple(params)).fetchall()
+        with self._borrowed("query") as db:
+            return db.execute(sql, tuple(params)).fetchall()
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -204,8 +305,8 @@ class Index:
     def indexed_files(self) -> set[tuple[str, int, int]]:
         """(path, size, mtime_ns) of every indexed file, as plain tuples (a sync compares
         them with a walk's by set operations)."""
-        with self._guard:
-            cursor = self._db.cursor()
+        with self._borrowed() as db:
+            cursor = db.cursor()
             cursor.row_factory = None
             return set(cursor.execute("SELECT path, size, mtime_ns FROM notes"))
 
@@ -231,8 +332,8 @@ class Index:
 
     def file_state(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
-        with self._guard:
-            return self.state(self._db, path)
+        with self._borrowed("query") as db:
+            return self.state(db, path)
 
     def resolve(self, identifier: str) -> list[str]:
         """Paths of the memories an identifier names exactly, by the first rule that matches:
@@ -270,7 +371,7 @@ class Index:
             f"SELECT {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id WHERE path = ?",
             (path,),
         )
-        return _note_row(rows[0]) if rows else None
+        return _note_row(rows[0], self.uses.snapshot()) if rows else None
 
     def update_times(self) -> dict[tuple[str, str], str]:
         """The `updated_at` of every indexed file by (path, content hash), for a rebuild to
@@ -342,6 +443,10 @@ class Index:
         plan = search_plan(text, where)
         if plan is None or limit <= 0:
             return SearchPage([], 0)
+        with self._borrowed("search"):
+            return self._search(plan, limit, offset)
+
+    def _search(self, plan: SearchPlan, limit: int, offset: int) -> SearchPage:
         now = clock.now_iso()
         wanted = max(offset, 0) + limit
         if plan.strict == plan.loose:
@@ -377,7 +482,8 @@ class Index:
             f" WHERE n.rowid IN ({marks})",
             [match.rowid for match in page],
         )
-        notes = {int(row["hit"]): _note_row(row) for row in rows}
+        unsaved = self.uses.snapshot()
+        notes = {int(row["hit"]): _note_row(row, unsaved) for row in rows}
         return [
             SearchHit(
                 id=note.id,
@@ -405,32 +511,68 @@ class Index:
         if order is None:
             raise ValueError(f"unknown sort {sort!r}")
         sql_where, params = filter_sql(where, clock.now_iso())
+        unsaved = self.uses.snapshot()
+        # Sorted by use, the unsaved uses take part in the order.
+        pending, pending_params = _unsaved_sql(unsaved if sort == "usage" else {})
         rows = self._query(
-            f"SELECT {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
-            f" WHERE 1 {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
-            [*params, max(limit, 0), max(offset, 0)],
+            f"{pending} SELECT {_NOTE_COLUMNS}, coalesce(u.access_count, 0) +"
+            " coalesce(p.uses, 0) AS uses, max(coalesce(u.last_access, ''),"
+            " coalesce(p.last, '')) AS used FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            f" LEFT JOIN pending p ON p.id = n.id WHERE 1 {sql_where} ORDER BY {order}"
+            " LIMIT ? OFFSET ?",
+            [*pending_params, *params, max(limit, 0), max(offset, 0)],
         )
         total = self._query(f"SELECT count(*) FROM notes n WHERE 1 {sql_where}", params)[0][0]
-        return [_note_row(r) for r in rows], int(total)
+        return [_note_row(r, unsaved) for r in rows], int(total)
 
     def record_access(self, ids: Iterable[str]) -> None:
-        """Count one use of each memory (read, or returned by search or context): kept state."""
-        unique = sorted(set(ids))
-        if not unique:
+        """Count one use of each memory (read, or returned by search or context): kept state,
+        counted in memory and saved in batches on a thread of its own, so a read never
+        writes."""
+        self.uses.add(ids, clock.now_iso())
+        if not self.uses.due(FLUSH_MEMORIES, FLUSH_SECONDS):
             return
-        now = clock.now_iso()
-        with self.transaction() as db:
-            db.executemany(
-                "INSERT INTO usage (id, access_count, last_access) VALUES (?, 1, ?)"
-                " ON CONFLICT(id) DO UPDATE SET access_count = access_count + 1,"
-                " last_access = excluded.last_access",
-                [(i, now) for i in unique],
+        with self._pool_lock:
+            if self._flusher is not None and self._flusher.is_alive():
+                return
+            self._flusher = threading.Thread(
+                target=self.flush_usage, name="memvault-usage", daemon=True
             )
+            self._flusher.start()
+
+    def flush_usage(self) -> bool:
+        """Save the uses counted in memory; False when that failed (disk full, read-only
+        media), with one line on stderr the first time: the uses then stay counted in memory
+        and are tried again with the next batch."""
+        with self._flush_lock:
+            taken = self.uses.take()
+            if not taken:
+                return True
+            try:
+                with self.transaction() as db:
+                    db.executemany(
+                        "INSERT INTO usage (id, access_count, last_access) VALUES (?, ?, ?)"
+                        " ON CONFLICT(id) DO UPDATE SET access_count = access_count +"
+                        " excluded.access_count, last_access = max(coalesce(last_access, ''),"
+                        " excluded.last_access)",
+                        [(memory_id, count, last) for memory_id, (count, last) in taken.items()],
+                    )
+            except (sqlite3.Error, OSError) as exc:
+                self.uses.give_back(taken)
+                if not self._flush_failing:
+                    log.warning("usage counts kept in memory: cannot save them (%s)", exc)
+                self._flush_failing = True
+                return False
+            self._flush_failing = False
+            return True
 
     def usage(self) -> dict[str, Usage]:
-        """Kept state for export, by memory id."""
+        """Kept state for export, by memory id (the uses not saved yet included)."""
         rows = self._query("SELECT id, access_count, last_access FROM usage")
-        return {r[0]: Usage(int(r[1]), r[2]) for r in rows}
+        saved: dict[str, Uses] = {r[0]: (int(r[1]), r[2] or "") for r in rows}
+        for memory_id, uses in self.uses.snapshot().items():
+            saved[memory_id] = merged(saved.get(memory_id), uses)
+        return {i: Usage(count, last or None) for i, (count, last) in saved.items()}
 
     def restore_usage(self, memory_id: str, count: int, last_access: str | None) -> None:
         """Set a memory's kept state (import), never lowering a count already here."""
@@ -458,8 +600,9 @@ class Index:
         def counts(sql: str) -> dict[str, int]:
             return {str(r[0]): int(r[1]) for r in self._query(sql)}
 
+        unsaved = self.uses.snapshot()
         never = self._query(
-            "SELECT n.path FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            "SELECT n.path, n.id FROM notes n LEFT JOIN usage u ON u.id = n.id"
             " WHERE coalesce(u.access_count, 0) = 0 ORDER BY n.path"
         )
         totals = self._query("SELECT count(*), coalesce(sum(size), 0) FROM notes")[0]
@@ -477,7 +620,7 @@ class Index:
             by_tag=counts(
                 "SELECT lower(tag), count(DISTINCT note) FROM tags GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
-            never_used=[r[0] for r in never],
+            never_used=[r[0] for r in never if r[1] not in unsaved],
         )
 
     def dangling(self) -> list[tuple[str, str]]:
@@ -531,11 +674,27 @@ _NOTE_COLUMNS = (
 _ROW_FIELDS = [f.name for f in dataclasses.fields(NoteRow) if f.name != "age"]
 
 
-def _note_row(row: sqlite3.Row) -> NoteRow:
-    """A row with _NOTE_COLUMNS as a record: those columns are NoteRow's fields but `age`."""
+def _note_row(row: sqlite3.Row, unsaved: dict[str, Uses]) -> NoteRow:
+    """A row with _NOTE_COLUMNS as a record: those columns are NoteRow's fields but `age`;
+    its uses not saved yet are added to the saved ones."""
     fields = {name: row[name] for name in _ROW_FIELDS}
     fields.update(category=fields["category"] or None, tags=json.loads(fields["tags"]))
+    uses = unsaved.get(fields["id"])
+    if uses is not None:
+        count, last = merged((fields["access_count"], fields["last_access"] or ""), uses)
+        fields.update(access_count=count, last_access=last)
     return NoteRow(**fields, age=clock.age(fields["updated_at"]))
+
+
+def _unsaved_sql(unsaved: dict[str, Uses]) -> tuple[str, list[object]]:
+    """A `pending (id, uses, last)` table of the uses not saved yet, as a WITH clause with
+    one parameter (a JSON object), however many there are. GROUP BY makes SQLite build it
+    once, with an index for the join, rather than read the JSON again for each note."""
+    return (
+        "WITH pending (id, uses, last) AS (SELECT key, json_extract(value, '$[0]'),"
+        " json_extract(value, '$[1]') FROM json_each(?) GROUP BY key)",
+        [json.dumps(unsaved)],
+    )
 
 
 def _delete(db: sqlite3.Connection, rowid: int) -> None:

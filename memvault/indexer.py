@@ -93,6 +93,21 @@ def sync(
     if found is None:
         found = changes(index, store, sweep)
     summary = SyncSummary(skipped=list(found.skipped))
+    if found.changed or found.gone:
+        _apply(index, store, found, summary)
+    read = {info.path for info in found.changed}
+    summary.skipped += [
+        Skipped(path, f"indexed read-only: {problem}")
+        for path, problem in index.problems()
+        if path in read
+    ]
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def _apply(index: Index, store: VaultStore, found: Changes, summary: SyncSummary) -> None:
+    """Index what `changes` found, in one write transaction (none when nothing changed, so a
+    sync of an index in step with the files writes nothing)."""
     with index.transaction() as db:
         new_ids: dict[str, str] = {}
         for info in found.changed:
@@ -119,14 +134,6 @@ def sync(
                 summary.added -= 1
                 index.move_usage(db, old[1], moved_to)
             index.drop(db, path)
-    read = {info.path for info in found.changed}
-    summary.skipped += [
-        Skipped(path, f"indexed read-only: {problem}")
-        for path, problem in index.problems()
-        if path in read
-    ]
-    summary.seconds = round(time.perf_counter() - started, 3)
-    return summary
 
 
 def rebuild(

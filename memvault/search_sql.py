@@ -30,12 +30,13 @@ NOTE_OF_ROW = f"(notes_fts.rowid >> {SECTION_BITS})"
 
 # A folder in the archive, as SQL on `folder`.
 ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
-# The orders a listing can take, as SQL on notes `n` and usage `u`.
+# The orders a listing can take, as SQL on notes `n` and the listing's `uses` and `used` (the
+# saved and unsaved uses of each note, and the last).
 SORTS = {
     "updated": "n.updated_at DESC, n.path",
     "created": "n.created_at DESC, n.path",
     "title": "n.title_key, n.path",
-    "usage": "access_count DESC, u.last_access DESC, n.path",
+    "usage": "uses DESC, used DESC, n.path",
     "reviewed": "coalesce(n.last_reviewed, n.created_at, n.updated_at), n.path",
 }
 

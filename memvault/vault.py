@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,6 +77,7 @@ class VaultService:
         self._writer = Writer(store, index)
         self._links = LinkService(store, index, self._writer, Journal(store.state_dir / "journal"))
         self._lookup = Lookup(store, index)
+        self._write_lock = threading.RLock()
         self.limits = limits or Limits()
 
     @classmethod
@@ -84,7 +86,7 @@ class VaultService:
         unless `fill` is off (for a caller about to rebuild, or with a walk to fill from)."""
         store = VaultStore(settings.vault)
         store.ensure()
-        vault = cls(store, Index(settings.index_file), settings.limits)
+        vault = cls(store, Index(settings.index_file, settings.query_timeout), settings.limits)
         if fill:
             vault.fill()
         return vault
@@ -108,7 +110,7 @@ class VaultService:
         finish renames a crash cut short, and move expired memories to the archive. A read-only
         vault skips it with one warning: reads still work."""
         try:
-            with self._store.lock():
+            with self._locked():
                 finished = self._links.recover()
             return Maintenance(finished_renames=finished, archived=self.archive_expired())
         except ReadOnly as exc:
@@ -116,13 +118,21 @@ class VaultService:
             return Maintenance()
 
     def close(self) -> None:
+        """Save the uses counted in memory and close the index."""
         self._index.close()
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The vault lock, which every memvault process takes to write; threads of this one
+        queue for it on a lock of their own first, rather than polling the file."""
+        with self._write_lock, self._store.lock():
+            yield
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
         """Hold the vault lock for a change, first finishing any rename a crash cut short, so
         that a write never starts from a half-renamed vault. Reads never take this path."""
-        with self._store.lock():
+        with self._locked():
             for line in self._links.recover():
                 log.warning("%s (interrupted earlier)", line)
             with self._writer.all_or_nothing():

@@ -107,6 +107,30 @@ async def tool_error(session: ClientSession, name: str, args: dict[str, Any]) ->
     return text_of(result)
 
 
+def raw_call(name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """The JSON-RPC messages a raw stdio client sends to initialize and call tool `name`
+    (id 2; the initialize request is id 1)."""
+    return [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        },
+    ]
+
+
 def text_of(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 

@@ -9,7 +9,11 @@ Compared: every file and folder under the vault, dot-folders included, except th
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,10 +23,13 @@ from click.testing import CliRunner
 from mcp import ClientSession
 
 from memvault import clock
+from memvault.briefing import build_briefing
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.exchange import export_records
 from memvault.vault import VaultService
 
+from . import mcp_helpers
 from .conftest import write_file
 from .mcp_helpers import stdio_session, text_of
 
@@ -223,6 +230,8 @@ async def test_read_tools_and_resources_leave_every_file_as_it_was(upkeep_due: P
         assert (upkeep_due / "ops" / "maintenance-window.md").exists(), "slow start: expired"
         before = snapshot(upkeep_due)
         await anyio.sleep(max(0.0, expired - time.time()) + 0.5)
+        index = Settings(vault=upkeep_due).index_file
+        synced = index_files(index)
         # Expired now: gone from lists at once, but still in its folder until the next upkeep.
         assert "Maintenance window" not in await ask(session, "list_mem", {})
 
@@ -230,6 +239,7 @@ async def test_read_tools_and_resources_leave_every_file_as_it_was(upkeep_due: P
             assert shown in await ask(session, name, arguments), (name, arguments)
             written = changes(before, snapshot(upkeep_due))
             assert not written, f"{name} {arguments} wrote {written}"
+            assert index_files(index) == synced, f"{name} {arguments} wrote to the index"
 
     # Nor does the server write anything when it stops.
     assert changes(before, snapshot(upkeep_due)) == []
@@ -262,3 +272,159 @@ def test_sync_finishes_the_rename_and_archives_the_expired_note(upkeep_due: Path
         "removed ops/outage.md",
         "changed hand.md",
     ]
+
+
+# -- the index: a read opens no write transaction; uses are counted in memory ----------------
+
+
+def index_files(index: Path) -> dict[str, bytes]:
+    """The index's SQLite file and its write-ahead log, byte for byte: what any write changes."""
+    return {p.name: p.read_bytes() for p in (index, Path(f"{index}-wal")) if p.exists()}
+
+
+def two_notes(vault_dir: Path) -> Settings:
+    """A vault with two notes and an index in step with them; its settings."""
+    settings = Settings(vault=vault_dir)
+    vault = VaultService.open(settings)
+    try:
+        vault.create("Deploy order", "Migrations run before the deploy.\n", category="gotcha")
+        vault.create("Release process", "Tag, build, then ship.\n", ["release"])
+    finally:
+        vault.close()
+    return settings
+
+
+def test_reads_leave_the_index_as_it_was_and_count_uses_in_memory(vault_dir: Path) -> None:
+    settings = two_notes(vault_dir)
+    vault = VaultService.open(settings)
+    try:
+        before = index_files(settings.index_file)
+
+        assert [hit.title for hit in vault.search("migrations").results] == ["Deploy order"]
+        for _ in range(3):
+            assert vault.search("ship").results[0].title == "Release process"
+        assert vault.recall("deploy ordr").memory.title == "Deploy order"
+        assert "Deploy order" in build_briefing(vault).text
+        exported = {r["title"]: r["usage"] for r in export_records(vault)}
+        listed = vault.list_memories(sort="usage")[0]
+        counted = {memory_id: u.access_count for memory_id, u in vault.usage().items()}
+        never_used = vault.stats().never_used
+
+        assert index_files(settings.index_file) == before, "a read wrote to the index"
+    finally:
+        vault.close()
+    # The uses a read returns include those not saved yet (and order a listing by use), and
+    # closing saves them.
+    assert [(row.title, row.access_count) for row in listed] == [
+        ("Release process", 4),
+        ("Deploy order", 3),
+    ]
+    assert exported["Deploy order"]["access_count"] == 3
+    assert never_used == []
+    reopened = VaultService.open(settings)
+    try:
+        assert {i: u.access_count for i, u in reopened.usage().items()} == counted
+        assert sorted(counted.values()) == [3, 4]
+    finally:
+        reopened.close()
+
+
+def test_reads_run_while_another_process_holds_the_index_for_writing(vault_dir: Path) -> None:
+    settings = two_notes(vault_dir)
+    vault = VaultService.open(settings)
+    writer = sqlite3.connect(settings.index_file, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # as a long reindex in another process does
+
+        assert vault.search("migrations").total == 1
+        assert vault.recall("Deploy order").memory.title == "Deploy order"
+        assert "Deploy order" in build_briefing(vault).text
+
+        writer.execute("ROLLBACK")
+    finally:
+        writer.close()
+        vault.close()
+    reopened = VaultService.open(settings)
+    try:
+        assert sorted(u.access_count for u in reopened.usage().values()) == [1, 3]
+    finally:
+        reopened.close()
+
+
+def test_a_search_on_a_full_disk_answers_and_keeps_its_uses_in_memory(vault_dir: Path) -> None:
+    settings = two_notes(vault_dir)
+    # The search runs where no file can grow (RLIMIT_FSIZE 0), as on a full disk: the uses
+    # cannot be saved. A connection kept open here keeps the index's shared-memory file, which
+    # a reader needs, from being made again.
+    script = (
+        "import resource, signal, sys;"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN);"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0));"
+        "from memvault.cli import main;"
+        "sys.argv = ['memvault'] + sys.argv[1:];"
+        "main()"
+    )
+    keeper = sqlite3.connect(settings.index_file)
+    try:
+        keeper.execute("SELECT count(*) FROM notes").fetchone()
+        done = subprocess.run(
+            [sys.executable, "-c", script, "--vault", str(vault_dir), "search", "migrations"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        keeper.close()
+
+    assert done.returncode == 0, done.stderr
+    assert "Deploy order" in done.stdout
+    [line] = [line for line in done.stderr.splitlines() if "memories match" not in line]
+    assert "usage counts kept in memory: cannot save them" in line
+
+
+def raw_search(server: subprocess.Popen[str], query: str) -> str:
+    """Initialize a stdio server with raw JSON-RPC lines and call search_mem; its text."""
+    assert server.stdin and server.stdout
+    messages = mcp_helpers.raw_call("search_mem", {"query": query})
+    for message in messages:
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+    replies = [json.loads(server.stdout.readline()) for _ in range(2)]
+    return str(replies[1]["result"]["content"][0]["text"])
+
+
+@pytest.mark.anyio
+async def test_uses_a_server_counted_are_saved_when_it_stops(vault_dir: Path) -> None:
+    settings = two_notes(vault_dir)
+
+    async with stdio_session(vault_dir) as session:  # stops when its input closes
+        assert "Deploy order" in await ask(session, "search_mem", {"query": "migrations"})
+    assert uses_of(settings) == [1]
+    with mcp_helpers.http_server(vault_dir, "--no-watch") as (url, _process):  # stopped by SIGTERM
+        async with mcp_helpers.http_session(url) as session:
+            assert "Deploy order" in await ask(
+                session, "read_mem", {"identifier": "gotcha/deploy-order"}
+            )
+    assert uses_of(settings) == [2]
+    with subprocess.Popen(  # over stdio, stopped by SIGTERM
+        [*mcp_helpers.MEMVAULT, "--vault", str(vault_dir), "serve", "--no-watch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=mcp_helpers.server_env(),
+    ) as server:
+        assert "Deploy order" in raw_search(server, "migrations")
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+
+    assert uses_of(settings) == [3]
+
+
+def uses_of(settings: Settings) -> list[int]:
+    """The use counts saved in a vault's index."""
+    vault = VaultService.open(settings)
+    try:
+        return [u.access_count for u in vault.usage().values()]
+    finally:
+        vault.close()

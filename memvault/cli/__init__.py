@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from ..config import DEFAULT_VAULT, ContextSettings, Settings
+from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
 from ..records import Filter
 from ..vault import VaultService
@@ -87,6 +87,14 @@ def failure_line(error: Exception) -> str:
     show_default=True,
     help="Flag memories not reviewed for this many days.",
 )
+@click.option(
+    "--query-timeout",
+    envvar="MEMVAULT_QUERY_TIMEOUT",
+    type=click.FloatRange(min=0, min_open=True),
+    default=QUERY_TIMEOUT,
+    show_default=True,
+    help="Stop a search or other query after this many seconds, with an error.",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.pass_context
 def main(
@@ -95,6 +103,7 @@ def main(
     index_path: Path | None,
     always: str,
     stale_days: float,
+    query_timeout: float,
     debug: bool,
 ) -> None:
     """memvault: an assistant's long-term memory as a folder of markdown files."""
@@ -106,7 +115,12 @@ def main(
     ctx.meta["memvault.debug"] = debug
     always_categories = tuple(c.strip() for c in always.split(",") if c.strip())
     context_settings = ContextSettings(always=always_categories, stale_days=stale_days)
-    ctx.obj = Settings(vault=vault, index_path=index_path, context=context_settings)
+    ctx.obj = Settings(
+        vault=vault,
+        index_path=index_path,
+        query_timeout=query_timeout,
+        context=context_settings,
+    )
 
 
 def settings_of(ctx: click.Context) -> Settings:

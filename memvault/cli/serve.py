@@ -6,9 +6,13 @@ The MCP SDK is imported only here, inside the command: no other command pays for
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
+from functools import partial
+from types import FrameType
 from typing import Any, cast
 
 import click
@@ -141,6 +145,7 @@ def serve(
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, not no_watch):
         server = build_server(vault, cast(LogLevel, log_level), settings.context)
+        signal.signal(signal.SIGTERM, partial(stop, vault))
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
             announce(str(vault.root), url, bool(token))
@@ -150,3 +155,12 @@ def serve(
         announce(str(vault.root), None, False)
         with suppress(KeyboardInterrupt):
             serve_stdio(server)
+
+
+def stop(vault: VaultService, signum: int, frame: FrameType | None) -> None:
+    """SIGTERM: close the vault (which saves the uses counted in memory) and exit. Over HTTP
+    uvicorn first shuts down gracefully, then raises the signal again, which lands here. Over
+    stdio it comes at once, and not by unwinding: the MCP SDK reads stdin on a thread no
+    cancel reaches, so that would wait for the next line of input."""
+    vault.close()
+    os._exit(0)

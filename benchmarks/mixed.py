@@ -1,0 +1,141 @@
+"""Mixed load: several HTTP clients on one server at once, each call a search, a read, a write
+or an append in the issue's proportions, for a fixed time; latencies by kind, errors, and how
+much the server's resident memory grew."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import mcp_bench
+from workload import Query
+
+CLIENTS = 4
+SECONDS = 60.0
+# (kind, share of the calls in percent): the issue's mix.
+MIX = (("search", 50), ("read", 20), ("write", 15), ("append", 15))
+WARM_UP = 5.0
+
+
+@dataclass
+class MixedLoad:
+    """What the clients saw: seconds each call took by kind, the errors, the wall time, the
+    server's resident memory before and after (MB) and the CPU seconds it used."""
+
+    times: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k, _ in MIX})
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    rss_before: float = 0.0
+    rss_after: float = 0.0
+    server_cpu: float = 0.0
+
+    @property
+    def calls(self) -> int:
+        """Calls that succeeded."""
+        return sum(len(t) for t in self.times.values())
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory now, in MB (Linux)."""
+    for text in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if text.startswith("VmRSS:"):
+            return int(text.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+class Calls:
+    """The arguments of each kind of call, drawn at random (thread-safe)."""
+
+    def __init__(self, queries: list[Query], paths: list[str], make: Callable[[str], Any]):
+        self.queries = queries
+        self.paths = paths
+        self.make = make
+        self._lock = threading.Lock()
+
+    def draw(self, rng: random.Random, kind: str, who: str) -> tuple[str, dict[str, Any]]:
+        """A (tool, arguments) of `kind`."""
+        if kind == "search":
+            return "search_mem", rng.choice(self.queries).arguments()
+        if kind == "read":
+            return "read_mem", {"identifier": rng.choice(self.paths)}
+        if kind == "append":
+            line = f"- appended under mixed load by {who} at {time.time():.6f}"
+            return "edit_mem", {"id": rng.choice(self.paths), "append": line}
+        with self._lock:
+            return "write_mem", self.make(who)
+
+
+def client(
+    port: int,
+    calls: Calls,
+    seed: int,
+    until: list[float],
+    found: MixedLoad,
+    start: threading.Barrier,
+) -> None:
+    """Call tools in the mix until the deadline (set once every client is ready)."""
+    rng = random.Random(seed)
+    kinds = [k for k, _ in MIX]
+    weights = [w for _, w in MIX]
+    who = f"mixed{seed}"
+    start.wait()
+    while time.perf_counter() < until[0]:
+        kind = rng.choices(kinds, weights)[0]
+        name, arguments = calls.draw(rng, kind, who)
+        started = time.perf_counter()
+        try:
+            mcp_bench.post_tool(port, name, arguments)
+        except Exception as exc:
+            found.errors.append(f"{name}: {exc}")
+            continue
+        found.times[kind].append(time.perf_counter() - started)
+
+
+def run_clients(port: int, calls: Calls, seconds: float, found: MixedLoad) -> None:
+    """CLIENTS client threads calling at once for `seconds`, what they saw in `found`."""
+    start = threading.Barrier(CLIENTS + 1)
+    until = [0.0]
+    threads = [
+        threading.Thread(target=client, args=(port, calls, seed, until, found, start))
+        for seed in range(1, CLIENTS + 1)
+    ]
+    for thread in threads:
+        thread.start()
+    until[0] = time.perf_counter() + seconds
+    started = time.perf_counter()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    found.seconds = time.perf_counter() - started
+
+
+def mixed_load(vault: Path, index: Path, calls: Calls, seconds: float, errlog: TextIO) -> MixedLoad:
+    """CLIENTS clients on one `memvault serve --transport http` for `seconds`, after as many
+    for WARM_UP seconds (the server's caches and connections are then made: what grows after
+    is what the load costs)."""
+    port = mcp_bench.free_port()
+    process = mcp_bench.start_http(vault, index, port, errlog)
+    try:
+        mcp_bench.wait_listening(port, process)
+        run_clients(port, calls, WARM_UP, MixedLoad())
+        found = MixedLoad(rss_before=rss_mb(process.pid))
+        cpu_before = cpu_seconds(process.pid)
+        run_clients(port, calls, seconds, found)
+        found.rss_after = rss_mb(process.pid)
+        found.server_cpu = cpu_seconds(process.pid) - cpu_before
+        return found
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
