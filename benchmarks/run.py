@@ -3,8 +3,8 @@
     python benchmarks/run.py --sizes 1000 10000 [100000] [--runs N]
 
 Vaults are generated once per size and seed into benchmarks/.cache; each size is measured on a
-hard-linked working copy (memvault and the benchmark only ever replace files, never write into
-them), so the cached vault stays pristine. Prints one table and writes the same rows to
+full copy of it (memvault refuses to edit a note with several hard links), so the cached vault
+stays pristine. Prints one table and writes the same rows to
 benchmarks/results-SIZE.json, one file per size.
 """
 
@@ -435,7 +435,7 @@ def bench_size(
     work.mkdir(parents=True)
     source = cached_vault(size, seed)
     log(f"[{size}] copying the vault")
-    shutil.copytree(source, work / "vault", copy_function=_link)
+    shutil.copytree(source, work / "vault")
     with open(work / "servers.log", "w") as errlog:
         b = Bench(
             size,
@@ -471,11 +471,6 @@ def bench_size(
             rows += bench_mixed(b, asked, maker)
     shutil.rmtree(work)
     return rows
-
-
-def _link(source: str, target: str) -> None:
-    """copytree's copy function for a hard-linked copy."""
-    Path(target).hardlink_to(source)
 
 
 def shown(value: float | None, unit: str) -> str:
