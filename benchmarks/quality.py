@@ -3,8 +3,9 @@
     python benchmarks/quality.py [--sets locomo npm-docs] [--json FILE]
 
 Never part of `make test` (`make bench-quality` runs it). Each set is written into a fresh vault
-through the service, as `write_mem` writes, and each question is asked through the service's
-search as an assistant would ask it (the question as written, 10 results):
+through the service, as `write_mem` writes, embedded, and each question is asked through the
+service's search as an assistant would ask it (the question as written, 10 results), in each
+mode: keyword, semantic and hybrid:
 
 - `locomo`: the LoCoMo dev split in ../shared/data/locomo-dev (see its README): each session of
   the five conversations is one memory in one vault; a question's recall@k is the share of its
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ CACHE = HERE / ".cache"
 LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev"
 NPM_VERSION = "10.9.2"
 KS = (1, 5, 10)
+MODES = ("keyword", "semantic", "hybrid")
 LOCOMO_CATEGORIES = {
     1: "multi-hop",
     2: "temporal",
@@ -166,24 +169,32 @@ def _npm_pages() -> Path:
 SETS: dict[str, Callable[[], QuestionSet]] = {"locomo": locomo, "npm-docs": npm_docs}
 
 
-def measure(qs: QuestionSet) -> Iterator[tuple[str, dict[str, float]]]:
-    """Write the set's notes into a fresh vault, ask every question; (category, scores) rows."""
+def measure(qs: QuestionSet, modes: list[str]) -> Iterator[tuple[str, str, dict[str, float]]]:
+    """Write the set's notes into a fresh vault, embed them, ask every question in each mode;
+    (mode, category, scores) rows."""
     with tempfile.TemporaryDirectory() as tmp:
         vault = VaultService.open(Settings(vault=Path(tmp) / "vault"))
         titles_by_id = {}
         for title, body in qs.notes:
             memory = vault.create(title, body, allow_duplicate=True)
             titles_by_id[memory.id] = title.lower()
-        scores: dict[str, Score] = defaultdict(Score)
-        for question in qs.questions:
-            hits = vault.search(question.text, limit=max(KS)).results
-            titles = [titles_by_id.get(h.id, h.title.lower()) for h in hits]
-            scores["all"].add(question, titles)
-            if question.category != "all":
-                scores[question.category].add(question, titles)
+        if modes != ["keyword"]:
+            started = time.perf_counter()
+            vault.embed()
+            print(
+                f"# {qs.name}: embedded in {time.perf_counter() - started:.1f} s", file=sys.stderr
+            )
+        for mode in modes:
+            scores: dict[str, Score] = defaultdict(Score)
+            for question in qs.questions:
+                hits = vault.search(question.text, limit=max(KS), mode=mode).results
+                titles = [titles_by_id.get(h.id, h.title.lower()) for h in hits]
+                scores["all"].add(question, titles)
+                if question.category != "all":
+                    scores[question.category].add(question, titles)
+            for category in ["all", *sorted(c for c in scores if c != "all")]:
+                yield mode, category, scores[category].row()
         vault.close()
-    for category in ["all", *sorted(c for c in scores if c != "all")]:
-        yield category, scores[category].row()
 
 
 def main() -> None:
@@ -191,16 +202,16 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=sorted(SETS))
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     args = parser.parse_args()
     rows = []
     print(_line("set", "mode", "category", "n", "R@1", "R@5", "R@10", "MRR"))
     for name in args.sets:
-        qs = SETS[name]()
-        for category, row in measure(qs):
-            rows.append({"set": name, "mode": "keyword", "category": category} | row)
+        for mode, category, row in measure(SETS[name](), args.modes):
+            rows.append({"set": name, "mode": mode, "category": category} | row)
             scores = [f"{row[key]:.3f}" for key in ("recall@1", "recall@5", "recall@10", "mrr")]
-            print(_line(name, "keyword", category, str(row["questions"]), *scores))
+            print(_line(name, mode, category, str(row["questions"]), *scores))
         sys.stdout.flush()
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")

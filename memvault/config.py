@@ -34,6 +34,8 @@ class Settings:
     vault: Path = DEFAULT_VAULT
     index_path: Path | None = None
     query_timeout: float = QUERY_TIMEOUT
+    # The embedding model: a folder, `off`, or None for the default (see embedding.py).
+    embed_model: str | None = None
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
 

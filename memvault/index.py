@@ -80,8 +80,8 @@ FLUSH_SECONDS = 30.0
 
 
 @dataclass
-class _Match:
-    """A note the full-text query ranked, with the snippet to show for it."""
+class Match:
+    """A note a query ranked (bm25, lower is better), with the snippet to show for it."""
 
     rowid: int
     rank: float
@@ -205,7 +205,8 @@ class Index:
                 connection.execute("PRAGMA foreign_keys = ON")
         self.fresh = False
 
-    def _query(self, sql: str, params: Iterable[object] = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: Iterable[object] = ()) -> list[sqlite3.Row]:
+        """The rows of one read statement, on a pooled connection, within the time limit."""
         with self._borrowed("query") as db:
             return db.execute(sql, tuple(params)).fetchall()
 
@@ -319,7 +320,7 @@ class Index:
 
     def link_counts(self) -> tuple[int, int, int]:
         """(links between notes, of which unresolved, links to attachments)."""
-        row = self._query(
+        row = self.query(
             "SELECT count(*) FILTER (WHERE NOT attachment),"
             " count(*) FILTER (WHERE NOT attachment AND target IS NULL),"
             " count(*) FILTER (WHERE attachment) FROM links"
@@ -328,7 +329,7 @@ class Index:
 
     def rowid_high(self) -> int:
         """The highest rowid: about the number of notes, read in one seek (a count scans)."""
-        return int(self._query("SELECT max(rowid) FROM notes")[0][0] or 0)
+        return int(self.query("SELECT max(rowid) FROM notes")[0][0] or 0)
 
     def file_state(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
@@ -354,7 +355,7 @@ class Index:
                 ident.lower(),
             ),
         ):
-            rows = self._query(sql, (value,))
+            rows = self.query(sql, (value,))
             if rows:
                 return [r[0] for r in rows]
         return []
@@ -367,7 +368,7 @@ class Index:
         return found[0] if found else None
 
     def note(self, path: str) -> NoteRow | None:
-        rows = self._query(
+        rows = self.query(
             f"SELECT {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id WHERE path = ?",
             (path,),
         )
@@ -376,13 +377,13 @@ class Index:
     def update_times(self) -> dict[tuple[str, str], str]:
         """The `updated_at` of every indexed file by (path, content hash), for a rebuild to
         keep the times of files whose content it has seen."""
-        rows = self._query("SELECT path, hash, updated_at FROM notes WHERE updated_at IS NOT NULL")
+        rows = self.query("SELECT path, hash, updated_at FROM notes WHERE updated_at IS NOT NULL")
         return {(r[0], r[1]): r[2] for r in rows}
 
     def known_update(self, path: str, version: str) -> str | None:
         """The `updated_at` the index recorded for a file when it last saw this content (its
         `version`), or None: a file whose mtime alone moved (a copy) keeps its time."""
-        rows = self._query(
+        rows = self.query(
             "SELECT updated_at FROM notes WHERE path = ?"
             f" AND substr(hash, 1, {VERSION_LENGTH}) = ?",
             (path, version),
@@ -390,15 +391,15 @@ class Index:
         return rows[0][0] if rows else None
 
     def has_id(self, memory_id: str) -> bool:
-        return bool(self._query("SELECT 1 FROM notes WHERE id = ? LIMIT 1", (memory_id,)))
+        return bool(self.query("SELECT 1 FROM notes WHERE id = ? LIMIT 1", (memory_id,)))
 
     def stem_taken(self, stem: str) -> bool:
-        return bool(self._query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
+        return bool(self.query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
 
     def names(self, where: Filter = Filter(archived=None)) -> list[tuple[str, str]]:
         """(path, name) for every title, file name and alias, for fuzzy recall."""
         sql_where, params = filter_sql(where, clock.now_iso())
-        rows = self._query(
+        rows = self.query(
             f"SELECT path, title FROM notes n WHERE 1 {sql_where}"
             f" UNION ALL SELECT path, stem_key FROM notes n WHERE 1 {sql_where}"
             " UNION ALL SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.rowid = a.note"
@@ -412,7 +413,7 @@ class Index:
         if not words:
             return []
         expression = " AND ".join(f'"{w}"' for w in words)
-        rows = self._query(
+        rows = self.query(
             f"SELECT DISTINCT n.path FROM notes_fts JOIN notes n ON n.rowid = {NOTE_OF_ROW}"
             " WHERE notes_fts MATCH ? LIMIT ?",
             (expression, limit),
@@ -426,7 +427,7 @@ class Index:
         return self._links("t.path = ?", path)
 
     def _links(self, where: str, path: str) -> list[LinkRow]:
-        rows = self._query(
+        rows = self.query(
             "SELECT s.path, s.id, s.title, l.raw, t.path, t.id, t.title, l.related FROM links l"
             " JOIN notes s ON s.rowid = l.source LEFT JOIN notes t ON t.rowid = l.target"
             f" WHERE {where} AND NOT l.attachment ORDER BY s.path, l.rowid",
@@ -449,35 +450,54 @@ class Index:
     def _search(self, plan: SearchPlan, limit: int, offset: int) -> SearchPage:
         now = clock.now_iso()
         wanted = max(offset, 0) + limit
-        if plan.strict == plan.loose:
-            ranked = self._ranked(search_sql(plan.loose, plan.live, wanted, now))
-        else:
-            # A note has the same bm25 in both queries (same phrases), so when fewer than a
-            # page have every word, one ranking of the loose query puts those first: bm25's
-            # statistics are gathered once, not once per pass.
-            every = [
-                int(r[0]) for r in self._query(*matches_sql(plan.strict, plan.live, wanted, now))
-            ]
-            first = () if len(every) == wanted else every
-            expression = plan.strict if len(every) == wanted else plan.loose
-            ranked = self._ranked(search_sql(expression, plan.live, wanted, now, first))
+        ranked = self._matches(plan, wanted, now)
         total = len(ranked)
         if total == wanted:
-            total = int(self._query(*count_sql(plan.loose, plan.live, now))[0][0])
-        return SearchPage(self._hits(ranked[max(offset, 0) : wanted]), total)
+            total = int(self.query(*count_sql(plan.loose, plan.live, now))[0][0])
+        return SearchPage(self.hits(ranked[max(offset, 0) : wanted]), total)
 
-    def _ranked(self, statement: Statement) -> list[_Match]:
+    def candidates(self, text: str, where: Filter, limit: int) -> list[Match]:
+        """The best `limit` full-text matches in search order, for a hybrid search to fuse."""
+        plan = search_plan(text, where)
+        if plan is None or limit <= 0:
+            return []
+        with self._borrowed("search"):
+            return self._matches(plan, limit, clock.now_iso())
+
+    def _matches(self, plan: SearchPlan, wanted: int, now: str) -> list[Match]:
+        if plan.strict == plan.loose:
+            return self._ranked(search_sql(plan.loose, plan.live, wanted, now))
+        # A note has the same bm25 in both queries (same phrases), so when fewer than a page
+        # have every word, one ranking of the loose query puts those first: bm25's statistics
+        # are gathered once, not once per pass.
+        every = [int(r[0]) for r in self.query(*matches_sql(plan.strict, plan.live, wanted, now))]
+        first = () if len(every) == wanted else every
+        expression = plan.strict if len(every) == wanted else plan.loose
+        return self._ranked(search_sql(expression, plan.live, wanted, now, first))
+
+    def admitted(self, where: Filter) -> tuple[set[int] | None, set[int]]:
+        """The notes `where` lets through, for a search that is not an FTS5 query (semantic):
+        (only these, or None for every note) and the notes to leave out. The default filter
+        leaves out the archived and expired few instead of naming every other note."""
+        now = clock.now_iso()
+        if where == Filter():
+            rows = self.query(f"SELECT rowid FROM notes WHERE {ARCHIVED} OR expires_at <= ?", [now])
+            return None, {int(r[0]) for r in rows}
+        conditions, params = filter_sql(where, now)
+        rows = self.query(f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params)
+        return {int(r[0]) for r in rows}, set()
+
+    def _ranked(self, statement: Statement) -> list[Match]:
         return [
-            _Match(int(r[0]), float(r[1]), snippet_text(r[2], r[3]))
-            for r in self._query(*statement)
+            Match(int(r[0]), float(r[1]), snippet_text(r[2], r[3])) for r in self.query(*statement)
         ]
 
-    def _hits(self, page: list[_Match]) -> list[SearchHit]:
+    def hits(self, page: list[Match]) -> list[SearchHit]:
         """The page's matches with what the index knows of each note."""
         if not page:
             return []
         marks = ", ".join("?" for _ in page)
-        rows = self._query(
+        rows = self.query(
             f"SELECT n.rowid AS hit, {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
             f" WHERE n.rowid IN ({marks})",
             [match.rowid for match in page],
@@ -514,7 +534,7 @@ class Index:
         unsaved = self.uses.snapshot()
         # Sorted by use, the unsaved uses take part in the order.
         pending, pending_params = _unsaved_sql(unsaved if sort == "usage" else {})
-        rows = self._query(
+        rows = self.query(
             f"{pending} SELECT {_NOTE_COLUMNS}, coalesce(u.access_count, 0) +"
             " coalesce(p.uses, 0) AS uses, max(coalesce(u.last_access, ''),"
             " coalesce(p.last, '')) AS used FROM notes n LEFT JOIN usage u ON u.id = n.id"
@@ -522,7 +542,7 @@ class Index:
             " LIMIT ? OFFSET ?",
             [*pending_params, *params, max(limit, 0), max(offset, 0)],
         )
-        total = self._query(f"SELECT count(*) FROM notes n WHERE 1 {sql_where}", params)[0][0]
+        total = self.query(f"SELECT count(*) FROM notes n WHERE 1 {sql_where}", params)[0][0]
         return [_note_row(r, unsaved) for r in rows], int(total)
 
     def record_access(self, ids: Iterable[str]) -> None:
@@ -568,7 +588,7 @@ class Index:
 
     def usage(self) -> dict[str, Usage]:
         """Kept state for export, by memory id (the uses not saved yet included)."""
-        rows = self._query("SELECT id, access_count, last_access FROM usage")
+        rows = self.query("SELECT id, access_count, last_access FROM usage")
         saved: dict[str, Uses] = {r[0]: (int(r[1]), r[2] or "") for r in rows}
         for memory_id, uses in self.uses.snapshot().items():
             saved[memory_id] = merged(saved.get(memory_id), uses)
@@ -587,7 +607,7 @@ class Index:
 
     def expired(self, now: str) -> list[str]:
         """Paths of memories past their `expires_at` that are not archived yet."""
-        rows = self._query(
+        rows = self.query(
             "SELECT path FROM notes WHERE expires_at IS NOT NULL AND expires_at <= ?"
             f" AND NOT {ARCHIVED} ORDER BY path",
             (now,),
@@ -598,14 +618,14 @@ class Index:
         """Counts by category, scope and tag; never-used memories; files and bytes."""
 
         def counts(sql: str) -> dict[str, int]:
-            return {str(r[0]): int(r[1]) for r in self._query(sql)}
+            return {str(r[0]): int(r[1]) for r in self.query(sql)}
 
         unsaved = self.uses.snapshot()
-        never = self._query(
+        never = self.query(
             "SELECT n.path, n.id FROM notes n LEFT JOIN usage u ON u.id = n.id"
             " WHERE coalesce(u.access_count, 0) = 0 ORDER BY n.path"
         )
-        totals = self._query("SELECT count(*), coalesce(sum(size), 0) FROM notes")[0]
+        totals = self.query("SELECT count(*), coalesce(sum(size), 0) FROM notes")[0]
         return Stats(
             memories=int(totals[0]),
             bytes=int(totals[1]),
@@ -625,28 +645,26 @@ class Index:
 
     def dangling(self) -> list[tuple[str, str]]:
         """(source path, target as written) of every link that resolves to no note."""
-        rows = self._query(
+        rows = self.query(
             "SELECT s.path, l.raw FROM links l JOIN notes s ON s.rowid = l.source"
             " WHERE l.target IS NULL AND NOT l.attachment ORDER BY s.path, l.rowid"
         )
         return [(r[0], r[1]) for r in rows]
 
     def duplicate_ids(self) -> list[tuple[str, list[str]]]:
-        rows = self._query(
+        rows = self.query(
             "SELECT id, group_concat(path, char(10)) FROM (SELECT id, path FROM notes ORDER BY"
             " path) GROUP BY id HAVING count(*) > 1"
         )
         return [(r[0], r[1].split("\n")) for r in rows]
 
     def problems(self) -> list[tuple[str, str]]:
-        rows = self._query(
-            "SELECT path, problem FROM notes WHERE problem IS NOT NULL ORDER BY path"
-        )
+        rows = self.query("SELECT path, problem FROM notes WHERE problem IS NOT NULL ORDER BY path")
         return [(r[0], r[1]) for r in rows]
 
     def ambiguous(self) -> list[tuple[str, str, list[str]]]:
         """(source, target as written, candidates) where a bare name fits several files."""
-        rows = self._query(
+        rows = self.query(
             "SELECT s.path, l.raw, (SELECT group_concat(path, char(10)) FROM notes n"
             " WHERE n.stem_key = l.key) FROM links l JOIN notes s ON s.rowid = l.source"
             " WHERE NOT l.has_path AND NOT l.attachment AND l.target IS NOT NULL"
@@ -656,7 +674,7 @@ class Index:
 
     def related_pairs(self) -> list[tuple[str, str]]:
         """(source, target) for every resolved link in a `## Related` list."""
-        rows = self._query(
+        rows = self.query(
             "SELECT DISTINCT s.path, t.path FROM links l JOIN notes s ON s.rowid = l.source"
             " JOIN notes t ON t.rowid = l.target WHERE l.related ORDER BY s.path, t.path"
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -20,7 +20,7 @@ from .document import parse_document
 from .errors import MemvaultError
 from .index import Index
 from .model import content_hash, memory_from
-from .records import FileInfo, RebuildSummary, Skipped, SyncSummary
+from .records import FileInfo, Progress, RebuildSummary, Skipped, SyncSummary
 from .rows import NoteRows, note_rows, with_known_time
 from .store import VaultStore
 
@@ -30,7 +30,6 @@ BATCH = 500
 PARALLEL_FROM = 2000
 PARALLEL_BATCH = 4000
 
-Progress = Callable[[int, int], None]
 Stat = tuple[str, int, int]
 
 

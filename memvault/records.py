@@ -5,8 +5,9 @@ Faces (CLI, MCP server) import these and `model.Memory`, never the index or the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from .model import Memory
 
@@ -67,6 +68,24 @@ class SearchHit:
     last_reviewed: str | None
     scope: str | None
     age: str
+
+
+# Reports how much of a long job is done: (done, total).
+Progress = Callable[[int, int], None]
+# How a search finds memories: by words and meaning fused, by words, or by meaning.
+SearchMode = Literal["hybrid", "keyword", "semantic"]
+
+
+@dataclass(frozen=True)
+class SemanticStatus:
+    """Whether semantic search is on (with which model, or why not), and how many notes have
+    their vectors and how many wait for them."""
+
+    enabled: bool
+    model: str | None
+    reason: str
+    embedded: int
+    pending: int
 
 
 @dataclass

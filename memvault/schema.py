@@ -110,6 +110,23 @@ KEPT_MIGRATIONS = (
         access_count INTEGER NOT NULL DEFAULT 0,
         last_access TEXT
     )""",
+    # Semantic search (semantic.py): a note's chunks by the hash of its file's content, and each
+    # chunk text's vector by model. Keyed by content, not by path or rowid, so a rebuild, a
+    # rename or a copied vault re-embeds nothing; kept through rebuilds like usage.
+    """CREATE TABLE IF NOT EXISTS chunk_maps (
+        note_hash TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        chunk_hash BLOB NOT NULL,
+        start INTEGER NOT NULL,
+        end INTEGER NOT NULL,
+        PRIMARY KEY (note_hash, seq)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS embeddings (
+        model TEXT NOT NULL,
+        hash BLOB NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (model, hash)
+    ) WITHOUT ROWID""",
 )
 _MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY)"
 

@@ -20,10 +20,12 @@ from typing import Any
 from . import checks, clock, indexer, similar, workers
 from .config import Settings
 from .document import Document
+from .embedding import OFF
 from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
-from .index import Index
-from .indexer import Changes, Progress
+from .fusion import fuse
+from .index import Index, Match
+from .indexer import Changes
 from .journal import Journal
 from .links import LinkService
 from .lookup import Lookup
@@ -48,15 +50,19 @@ from .records import (
     LinkRow,
     Maintenance,
     NoteRow,
+    Progress,
     RebuildSummary,
     Recall,
+    SearchMode,
     SearchPage,
+    SemanticStatus,
     Skipped,
     Stats,
     SyncSummary,
     Usage,
 )
 from .search_sql import SORTS
+from .semantic import Semantic
 from .store import VaultStore
 from .writer import Rewrite, Writer, retrying
 
@@ -64,6 +70,8 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_CANDIDATES = 5
 WORD = re.compile(r"\w{4,}")
+# How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
+CANDIDATES = 50
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
 
@@ -71,9 +79,16 @@ MAX_OFFSET = 1 << 40
 class VaultService:
     """The memories of one vault, as files on disk mirrored by the index."""
 
-    def __init__(self, store: VaultStore, index: Index, limits: Limits | None = None):
+    def __init__(
+        self,
+        store: VaultStore,
+        index: Index,
+        limits: Limits | None = None,
+        embed_model: str | None = OFF,
+    ):
         self._store = store
         self._index = index
+        self._semantic = Semantic(index, store, embed_model)
         self._writer = Writer(store, index)
         self._links = LinkService(store, index, self._writer, Journal(store.state_dir / "journal"))
         self._lookup = Lookup(store, index)
@@ -86,7 +101,8 @@ class VaultService:
         unless `fill` is off (for a caller about to rebuild, or with a walk to fill from)."""
         store = VaultStore(settings.vault)
         store.ensure()
-        vault = cls(store, Index(settings.index_file, settings.query_timeout), settings.limits)
+        index = Index(settings.index_file, settings.query_timeout)
+        vault = cls(store, index, settings.limits, settings.embed_model)
         if fill:
             vault.fill()
         return vault
@@ -118,7 +134,8 @@ class VaultService:
             return Maintenance()
 
     def close(self) -> None:
-        """Save the uses counted in memory and close the index."""
+        """Stop embedding, save the uses counted in memory and close the index."""
+        self._semantic.close()
         self._index.close()
 
     @contextmanager
@@ -137,6 +154,7 @@ class VaultService:
                 log.warning("%s (interrupted earlier)", line)
             with self._writer.all_or_nothing():
                 yield
+        self._semantic.wake()
 
     @property
     def root(self) -> Path:
@@ -192,12 +210,65 @@ class VaultService:
         return self._index.backlinks(memory.path)
 
     def search(
-        self, query: str, limit: int = 10, offset: int = 0, where: Filter | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        offset: int = 0,
+        where: Filter | None = None,
+        mode: SearchMode | None = None,
     ) -> SearchPage:
-        """Full-text search; each memory returned counts as one use."""
-        page = self._index.search(query, limit, min(offset, MAX_OFFSET), where or Filter())
+        """Search by words (`keyword`, bm25), by meaning (`semantic`, the notes whose best chunk
+        is closest), or both fused (`hybrid`, see fusion.py): hybrid when vectors exist unless
+        `mode` says otherwise. Each memory returned counts as one use."""
+        where = where or Filter()
+        offset = min(offset, MAX_OFFSET)
+        chosen = mode or ("hybrid" if self._semantic.has_vectors() else "keyword")
+        if chosen == "keyword":
+            page = self._index.search(query, limit, offset, where)
+        else:
+            page = self._by_meaning(query, limit, offset, where, chosen == "hybrid")
         self._index.record_access(hit.id for hit in page.results)
         return page
+
+    def _by_meaning(
+        self, query: str, limit: int, offset: int, where: Filter, hybrid: bool
+    ) -> SearchPage:
+        """The semantic side's best notes under the filter, fused with full-text's when
+        `hybrid`; a note only the semantic side found shows its best chunk as its snippet."""
+        wanted = offset + limit
+        if not query.strip() or limit <= 0:
+            return SearchPage([], 0)
+        among, leaving_out = self._index.admitted(where)
+        count = max(CANDIDATES, wanted)
+        near = self._semantic.nearest(query, count, among, leaving_out)
+        words = self._index.candidates(query, where, count) if hybrid else []
+        ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near])
+        snippets = {m.rowid: m.snippet for m in words}
+        chunk_of = {n.note: n.chunk for n in near}
+        page = [
+            Match(
+                rowid, -score, snippets.get(rowid) or self._semantic.excerpt(rowid, chunk_of[rowid])
+            )
+            for rowid, score in ranked[offset:wanted]
+        ]
+        return SearchPage(self._index.hits(page), len(ranked))
+
+    def semantic_status(self) -> SemanticStatus:
+        """Whether semantic search is on, with which model or why not, and its progress."""
+        return self._semantic.status()
+
+    def embed(self, progress: Progress | None = None) -> int:
+        """Embed every note without current vectors now (the server does it in the
+        background); returns how many. Unavailable says why semantic search is off."""
+        return self._semantic.catch_up(progress)
+
+    def serve_semantic(self) -> None:
+        """Embed new and changed notes in a background thread from now on (a server), or say
+        in the log why semantic search is off."""
+        reason = self._semantic.reason
+        if reason:
+            log.log(logging.INFO if f"={OFF}" in reason else logging.WARNING, reason)
+        self._semantic.start()
 
     def list_memories(
         self,
@@ -405,11 +476,15 @@ class VaultService:
     def sync(self) -> SyncSummary:
         """Index what changed on disk since the last pass (edits made outside memvault), and
         remove temp files a crash left behind."""
-        return indexer.sync(self._index, self._store, sweep=True)
+        summary = indexer.sync(self._index, self._store, sweep=True)
+        self._semantic.wake()
+        return summary
 
     def refresh(self, path: str) -> str:
         """Bring one file's index entry up to date with the disk (the watcher's unit of work)."""
-        return indexer.refresh(self._index, self._store, path)
+        outcome = indexer.refresh(self._index, self._store, path)
+        self._semantic.wake()
+        return outcome
 
     def check(self, fix: bool = False) -> CheckReport:
         """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter; with
@@ -512,7 +587,9 @@ class Starting:
         finally:
             self._pool.shutdown()
         self.vault.fill(found)
-        return self.vault, self.vault.maintain()
+        upkeep = self.vault.maintain()
+        self.vault.serve_semantic()
+        return self.vault, upkeep
 
 
 def _check_writable(path: str, doc: Document) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,10 @@ import pytest
 
 from memvault.config import Settings
 from memvault.vault import VaultService
+
+# Servers and CLI commands the tests start search by words only unless a test asks for the
+# model (tests/test_semantic.py): embedding every test vault would cost minutes, not coverage.
+os.environ.setdefault("MEMVAULT_EMBED_MODEL", "off")
 
 
 @pytest.fixture

@@ -79,7 +79,10 @@ def test_write_read_edit_link_list_search_rm(vault_dir: Path) -> None:
     assert run(vault_dir, "unlink", "Deploy order", "release-process")[0] == 0
     code, out, _ = run(vault_dir, "rm", "Deploy order", "--json")
     assert json.loads(out)["path"] == "gotcha/deploy-order.md"
-    assert run(vault_dir, "check")[1] == "vault is clean\n"
+    assert run(vault_dir, "check")[1].splitlines() == [
+        "vault is clean",
+        "semantic search is off (MEMVAULT_EMBED_MODEL=off): full-text only",
+    ]
 
 
 def test_errors_are_one_line_on_stderr_with_a_non_zero_exit(vault_dir: Path) -> None:
@@ -203,7 +206,9 @@ def test_real_subprocess_round_trip(vault_dir: Path) -> None:
     assert progress.stdout.startswith("indexed 1 notes") and progress.stderr == ""
 
 
-def run_and_list_modules(vault: Path, commands: list[list[str]], package: str) -> list[str]:
+def run_and_list_modules(
+    vault: Path, commands: list[list[str]], package: str, env: dict[str, str] | None = None
+) -> list[str]:
     """Run CLI commands in one fresh interpreter; its output, ending with the modules of
     `package` that got imported."""
     script = (
@@ -217,7 +222,11 @@ def run_and_list_modules(vault: Path, commands: list[list[str]], package: str) -
         f"print(sorted(m for m in sys.modules if m.split('.')[0] == {package!r}))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script, str(vault)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", script, str(vault)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     return done.stdout.splitlines()
 
@@ -245,3 +254,13 @@ def test_commands_without_json_of_a_tool_do_not_import_pydantic(vault_dir: Path)
     output = run_and_list_modules(vault_dir, commands, "pydantic")
     assert output[-1] == "[]"
     assert '"added": 0' in "\n".join(output) and '"clean": true' in "\n".join(output)
+
+
+def test_a_vault_without_vectors_searches_without_loading_the_model(vault_dir: Path) -> None:
+    """numpy and onnxruntime cost a command most of a second: with semantic search on but no
+    note embedded yet, writing, searching and listing go without them."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMVAULT_EMBED_MODEL"}
+    commands = [["write", "--title", "T", "x"], ["search", "x"], ["list"]]
+    for package in ("numpy", "onnxruntime"):
+        output = run_and_list_modules(vault_dir, commands, package, env)
+        assert output[-1] == "[]", package

@@ -95,6 +95,13 @@ def failure_line(error: Exception) -> str:
     show_default=True,
     help="Stop a search or other query after this many seconds, with an error.",
 )
+@click.option(
+    "--embed-model",
+    envvar="MEMVAULT_EMBED_MODEL",
+    default=None,
+    help="Semantic search model: a folder with model.onnx and tokenizer.json, or 'off' "
+    "[default: all-MiniLM-L6-v2 from memvault[semantic]].",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.pass_context
 def main(
@@ -104,6 +111,7 @@ def main(
     always: str,
     stale_days: float,
     query_timeout: float,
+    embed_model: str | None,
     debug: bool,
 ) -> None:
     """memvault: an assistant's long-term memory as a folder of markdown files."""
@@ -119,6 +127,7 @@ def main(
         vault=vault,
         index_path=index_path,
         query_timeout=query_timeout,
+        embed_model=embed_model,
         context=context_settings,
     )
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ..briefing import build_briefing
+from ..records import SearchMode
 from ..text import hit_line, list_heading, note_line, search_heading
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
 
@@ -15,15 +16,29 @@ from . import emit, filter_options, json_option, main, make_filter, service, set
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--offset", default=0, type=click.IntRange(0))
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "keyword", "semantic"]),
+    default=None,
+    help="By words and meaning (hybrid), words only or meaning only [default: hybrid once "
+    "notes are embedded, else keyword].",
+)
 @filter_options
 @json_option
 @click.pass_context
 def search(
-    ctx: click.Context, /, query: str, limit: int, offset: int, as_json: bool, **filters: Any
+    ctx: click.Context,
+    /,
+    query: str,
+    limit: int,
+    offset: int,
+    mode: SearchMode | None,
+    as_json: bool,
+    **filters: Any,
 ) -> None:
-    """Full-text search: plain questions, "exact phrases", prefix*, -excluded, OR."""
+    """Search: plain questions by words and meaning; "exact phrases", prefix*, -excluded, OR."""
     with service(ctx) as vault:
-        page = vault.search(query, limit, offset, make_filter(**filters))
+        page = vault.search(query, limit, offset, make_filter(**filters), mode)
     if as_json:
         from ..output import SearchOut
 

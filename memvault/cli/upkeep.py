@@ -4,26 +4,42 @@ import."""
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO, TypeVar
 
 import click
 
-from ..records import CheckReport, Maintenance, RebuildSummary, Skipped
+from ..records import CheckReport, Maintenance, Progress, RebuildSummary, SemanticStatus, Skipped
 from ..vault import VaultService
 from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
 
+T = TypeVar("T")
 
-def rebuild_with_progress(vault: VaultService, shown: bool) -> RebuildSummary:
-    """Rebuild the index, with a progress bar on stderr when `shown`."""
+
+def with_progress(label: str, shown: bool, work: Callable[[Progress | None], T]) -> T:
+    """Run `work`, with a progress bar on stderr when `shown` (it reports done of total)."""
     if not shown:
-        return vault.rebuild()
-    with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
+        return work(None)
+    with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
 
         def progress(done: int, total: int) -> None:
             bar.length = total
             bar.update(done - bar.pos)
 
-        return vault.rebuild(progress)
+        return work(progress)
+
+
+def rebuild_with_progress(vault: VaultService, shown: bool) -> RebuildSummary:
+    """Rebuild the index, with a progress bar on stderr when `shown`."""
+    return with_progress("indexing", shown, vault.rebuild)
+
+
+def semantic_line(status: SemanticStatus) -> str:
+    """Whether semantic search is on, and how far embedding is, in one line."""
+    if not status.enabled:
+        return status.reason
+    total = status.embedded + status.pending
+    return f"semantic search: {status.embedded} of {total} notes embedded ({status.model})"
 
 
 def echo_skipped(skipped: list[Skipped]) -> None:
@@ -46,6 +62,21 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
         f"{summary.unresolved_links} unresolved, {summary.attachments} to attachments"
     )
     echo_skipped(summary.skipped)
+
+
+@main.command()
+@json_option
+@click.pass_context
+def embed(ctx: click.Context, as_json: bool) -> None:
+    """Embed every note that has no current vectors, for semantic search (a server does this
+    in the background). Safe to stop: what is done is kept, and the next run goes on."""
+    with service(ctx) as vault:
+        done = with_progress("embedding", sys.stderr.isatty() and not as_json, vault.embed)
+        status = vault.semantic_status()
+    if as_json:
+        emit(status)
+        return
+    click.echo(f"embedded {done} notes; {semantic_line(status)}")
 
 
 @main.command()
@@ -76,10 +107,12 @@ def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
     """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
     with service(ctx, fill=False) as vault:
         out = vault.check(fix=fix)
+        semantic = vault.semantic_status()
     if as_json:
         emit(out)
     else:
         echo_check(out)
+        click.echo(semantic_line(semantic))
     if not out.clean:
         ctx.exit(EXIT_ERROR)
 

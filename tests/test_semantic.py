@@ -1,0 +1,197 @@
+"""Semantic and hybrid search with the default model (all-MiniLM-L6-v2, from memvault[semantic]):
+a memory is found in other words than its own, filters hold, vectors follow content and model,
+and without a model search says why and stays full-text."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memvault.cli import main
+from memvault.config import Settings
+from memvault.embedding import Unavailable, find_model
+from memvault.markdown import BodyEdit
+from memvault.records import Filter, SearchMode
+from memvault.vault import VaultService
+
+from .mcp_helpers import stdio_session, text_of
+
+ROLLBACK = (
+    "Rolling back a deployment",
+    "When a release breaks production, redeploy the previous build from the CI pipeline.",
+)
+# Shares no word with ROLLBACK, stemmed or not: only its meaning finds it.
+PARAPHRASE = "the site stopped working after we shipped; how to return to the older version"
+
+
+@pytest.fixture
+def notes(vault_dir: Path) -> Iterator[VaultService]:
+    service = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    service.create(*ROLLBACK, category="ops")
+    service.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
+    service.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
+    service.create("Retry policy", "Failed card payments are retried three times.", category="ops")
+    yield service
+    service.close()
+
+
+def titles(
+    vault: VaultService, query: str, mode: SearchMode | None = None, where: Filter | None = None
+) -> list[str]:
+    return [hit.title for hit in vault.search(query, 10, 0, where, mode).results]
+
+
+def test_meaning_finds_a_memory_its_words_miss(notes: VaultService) -> None:
+    assert titles(notes, PARAPHRASE, mode="keyword") == []
+    assert notes.embed() == 4
+    assert titles(notes, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    assert titles(notes, PARAPHRASE)[0] == ROLLBACK[0]  # hybrid, once vectors exist
+    hit = notes.search(PARAPHRASE, 1, mode="hybrid").results[0]
+    assert "previous build" in hit.snippet
+
+
+def test_words_still_win_where_they_match(notes: VaultService) -> None:
+    notes.embed()
+    assert titles(notes, "retried card payments")[0] == "Retry policy"
+    assert titles(notes, '"Thai place"', mode="keyword") == ["Team lunch"]
+
+
+def test_filters_apply_to_the_semantic_side(notes: VaultService) -> None:
+    notes.embed()
+    assert ROLLBACK[0] not in titles(notes, PARAPHRASE, where=Filter(category="food"))
+    assert (
+        titles(notes, PARAPHRASE, mode="semantic", where=Filter(category="ops"))[0] == ROLLBACK[0]
+    )
+    assert set(titles(notes, PARAPHRASE, mode="semantic", where=Filter(category="ops"))) == {
+        ROLLBACK[0],
+        "Retry policy",
+    }
+
+
+def test_an_edit_is_embedded_again_and_a_delete_leaves_no_vector(notes: VaultService) -> None:
+    notes.embed()
+    notes.update(
+        "Office plants", edit=BodyEdit(content="Our cat Miso sleeps on the radiator all winter.")
+    )
+    assert notes.embed() == 1
+    assert titles(notes, "where does the kitten nap", mode="semantic")[0] == "Office plants"
+    notes.delete("Office plants")
+    assert notes.embed() == 0
+    assert "Office plants" not in titles(notes, "where does the kitten nap", mode="semantic")
+
+
+def test_vectors_follow_content_through_a_reindex_and_a_copied_vault(
+    notes: VaultService, vault_dir: Path, tmp_path: Path
+) -> None:
+    notes.embed()
+    notes.rebuild()
+    assert notes.semantic_status().pending == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(vault_dir, copy)
+    copied = VaultService.open(Settings(vault=copy, embed_model=None))
+    try:
+        assert copied.semantic_status().pending == 0
+        assert titles(copied, PARAPHRASE)[0] == ROLLBACK[0]
+    finally:
+        copied.close()
+
+
+def test_another_model_embeds_again(notes: VaultService, vault_dir: Path, tmp_path: Path) -> None:
+    notes.embed()
+    spec = notes.semantic_status()
+    assert spec.enabled and spec.model
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    model = find_model(None)
+    (folder / "model.onnx").symlink_to(model.onnx)
+    (folder / "tokenizer.json").symlink_to(model.tokenizer)
+    (folder / "memvault.json").write_text(json.dumps({"pooling": "cls"}))
+    other = VaultService.open(Settings(vault=vault_dir, embed_model=str(folder)))
+    try:
+        status = other.semantic_status()
+        assert status.model != spec.model and status.pending == 4
+        assert titles(other, PARAPHRASE) == []  # keyword: no vectors of this model yet
+        assert other.embed() == 4
+        assert other.semantic_status().pending == 0
+    finally:
+        other.close()
+
+
+def test_embedding_cut_short_resumes_where_it_stopped(vault_dir: Path) -> None:
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    for n in range(80):
+        vault.create(f"Note {n}", f"Fact number {n}: the {n}th planet has {n} moons.")
+
+    def crash(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        vault.embed(crash)
+    vault.close()
+    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        status = again.semantic_status()
+        assert 0 < status.embedded < 80 and status.embedded + status.pending == 80
+        assert again.embed() == status.pending
+    finally:
+        again.close()
+
+
+def test_without_a_model_search_is_full_text_and_says_why(vault_dir: Path) -> None:
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model="off"))
+    try:
+        vault.create(*ROLLBACK)
+        status = vault.semantic_status()
+        assert not status.enabled and "off" in status.reason
+        assert [h.title for h in vault.search("production build").results] == [ROLLBACK[0]]
+        with pytest.raises(Unavailable, match="off"):
+            vault.search(PARAPHRASE, mode="semantic")
+    finally:
+        vault.close()
+    nowhere = VaultService.open(Settings(vault=vault_dir, embed_model=str(vault_dir / "none")))
+    try:
+        assert "holds no model.onnx" in nowhere.semantic_status().reason
+    finally:
+        nowhere.close()
+
+
+def test_the_cli_searches_by_meaning(notes: VaultService, vault_dir: Path) -> None:
+    notes.embed()
+    env: dict[str, str | None] = {"MEMVAULT_EMBED_MODEL": None}
+    result = CliRunner().invoke(
+        main,
+        ["--vault", str(vault_dir), "search", PARAPHRASE, "--mode", "semantic", "--json"],
+        env=env,
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"][0]["title"] == ROLLBACK[0]
+
+
+def test_a_server_embeds_a_new_memory_in_the_background(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMVAULT_EMBED_MODEL", raising=False)
+
+    async def scenario() -> None:
+        async with stdio_session(vault_dir) as session:
+            await session.call_tool("write_mem", {"title": ROLLBACK[0], "content": ROLLBACK[1]})
+
+            async def found() -> bool:
+                result = await session.call_tool(
+                    "search_mem", {"query": PARAPHRASE, "mode": "semantic", "limit": 1}
+                )
+                return ROLLBACK[0] in text_of(result)
+
+            for _ in range(300):
+                if await found():
+                    return
+                await asyncio.sleep(0.1)
+            pytest.fail("not found by meaning within 30 s")
+
+    asyncio.run(scenario())

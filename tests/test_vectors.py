@@ -1,0 +1,81 @@
+"""The in-memory chunk vectors and the fusion of two rankings: exact results on small cases."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memvault.fusion import fuse
+from memvault.vectors import VectorTable
+
+
+def unit(*values: float) -> np.ndarray:
+    vector = np.array(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def test_a_note_scores_as_its_best_chunk() -> None:
+    table = VectorTable(2)
+    table.put(1, np.stack([unit(0, 1), unit(1, 0.1)]))
+    table.put(2, np.stack([unit(1, 1)]))
+    found = table.nearest(unit(1, 0), 10)
+    assert [near.note for near in found] == [1, 2]
+    assert (found[0].score, found[0].chunk) == (float(unit(1, 0.1) @ unit(1, 0)), 1)
+
+
+def test_replaced_and_removed_notes_leave_no_trace_even_after_compaction() -> None:
+    table = VectorTable(2)
+    for note in range(3000):
+        table.put(note, np.stack([unit(1, note)]))
+    for note in range(2000):
+        table.remove(note)
+    table.put(2500, np.stack([unit(1, 0)]))
+    assert len(table) == 1000
+    found = table.nearest(unit(1, 0), 3)
+    assert (found[0].note, found[0].score) == (2500, 1.0)
+    assert all(near.note >= 2000 for near in table.nearest(unit(0, 1), 1000))
+
+
+def test_only_the_notes_a_filter_lets_through() -> None:
+    table = VectorTable(2)
+    for note in range(10):
+        table.put(note, np.stack([unit(1, note / 10)]))
+    assert [n.note for n in table.nearest(unit(1, 0), 5, among={7, 3})] == [3, 7]
+    assert [n.note for n in table.nearest(unit(1, 0), 3, leaving_out={0, 1})] == [2, 3, 4]
+    assert table.nearest(unit(1, 0), 5, among=set()) == []
+
+
+def test_many_chunks_of_one_note_do_not_hide_the_others() -> None:
+    table = VectorTable(2)
+    table.put(1, np.stack([unit(1, 0)] * 500))
+    table.put(2, np.stack([unit(1, 0.2)]))
+    assert [n.note for n in table.nearest(unit(1, 0), 2)] == [1, 2]
+
+
+def test_fusion_puts_a_note_both_sides_rank_well_first() -> None:
+    keyword = [(1, 12.0), (2, 11.5), (3, 2.0), (4, 1.0)]
+    semantic = [(5, 0.71), (2, 0.70), (6, 0.30), (1, 0.10)]
+    assert [note for note, _ in fuse(keyword, semantic)][:1] == [2]
+
+
+def test_fusion_of_one_side_keeps_its_order() -> None:
+    keyword = [(3, 9.0), (1, 5.0), (2, 5.0)]
+    assert [note for note, _ in fuse(keyword, [])] == [3, 1, 2]
+    assert [note for note, _ in fuse([], keyword)] == [3, 1, 2]
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.floats(-50, 50)), unique_by=lambda x: x[0]),
+    st.lists(st.tuples(st.integers(0, 30), st.floats(-1, 1)), unique_by=lambda x: x[0]),
+)
+def test_fusion_ranks_every_note_of_either_side_once(
+    keyword: list[tuple[int, float]], semantic: list[tuple[int, float]]
+) -> None:
+    keyword.sort(key=lambda x: -x[1])
+    semantic.sort(key=lambda x: -x[1])
+    fused = fuse(keyword, semantic)
+    assert sorted(note for note, _ in fused) == sorted({n for n, _ in keyword + semantic})
+    assert all(a[1] >= b[1] for a, b in itertools.pairwise(fused))
