@@ -153,9 +153,11 @@ def _fingerprint(onnx: Path) -> str:
 
 
 class Embedder:
-    """A loaded model: texts in, L2-normalised float32 vectors out (cosine is a dot product)."""
+    """A loaded model: texts in, L2-normalised float32 vectors out (cosine is a dot product).
+    It runs in the calling thread only (no pool of its own), so a question's embedding runs at
+    the priority of the request that asks it, and background embedding at its own."""
 
-    def __init__(self, spec: ModelSpec, threads: int = 2) -> None:
+    def __init__(self, spec: ModelSpec, threads: int = 1) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 

@@ -9,8 +9,10 @@ model (`Unavailable`), search is full-text only and `reason` says why.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import os
 import threading
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 # How long the background thread sleeps when nobody wakes it: a change the watcher missed is
 # embedded within this.
 IDLE_SECONDS = 30.0
+# The background thread's nice value on Linux, where each thread has its own.
+BACKGROUND_NICE = 19
 
 
 @dataclass
@@ -205,7 +209,10 @@ class Semantic:
         return len(batch)
 
     def _run(self) -> None:
-        """The background thread: catch up, then sleep until woken or idle too long."""
+        """The background thread: catch up, then sleep until woken or idle too long. It runs
+        at the lowest priority where the system allows, so requests come first."""
+        with contextlib.suppress(AttributeError, OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
         while not self._stop.is_set():
             try:
                 embedded = self.catch_up()
