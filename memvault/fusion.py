@@ -31,12 +31,13 @@ def fuse(keyword: Ranked, semantic: Ranked) -> list[tuple[int, float]]:
 
 
 def _scaled(side: Ranked) -> list[tuple[int, float]]:
-    """Scores mapped from mean - 3 sd .. mean + 3 sd onto 0..1 (a single hit, or equal scores,
-    to 0.5: the side cannot tell its hits apart)."""
+    """Scores mapped from mean - 3 sd .. mean + 3 sd onto 0..1. A single hit, or hits with
+    equal scores, map to 1: each is that side's best (a rare word that only one note holds
+    must not sink below the other side's middling hits)."""
     if not side:
         return []
     scores = [score for _, score in side]
     mean, spread = fmean(scores), pstdev(scores) * SPREAD
     if spread == 0:
-        return [(note, 0.5) for note, _ in side]
+        return [(note, 1.0) for note, _ in side]
     return [(note, (score - mean + spread) / (2 * spread)) for note, score in side]

@@ -62,6 +62,14 @@ def test_words_still_win_where_they_match(notes: VaultService) -> None:
     assert titles(notes, '"Thai place"', mode="keyword") == ["Team lunch"]
 
 
+def test_a_rare_word_finds_its_note_first_even_before_it_is_embedded(
+    notes: VaultService,
+) -> None:
+    notes.embed()
+    notes.create("Word list", "The last word in the dictionary is zyzzyva.")
+    assert titles(notes, "zyzzyva")[0] == "Word list"
+
+
 def test_filters_apply_to_the_semantic_side(notes: VaultService) -> None:
     notes.embed()
     assert ROLLBACK[0] not in titles(notes, PARAPHRASE, where=Filter(category="food"))

@@ -61,6 +61,12 @@ def test_fusion_puts_a_note_both_sides_rank_well_first() -> None:
     assert [note for note, _ in fuse(keyword, semantic)][:1] == [2]
 
 
+def test_the_only_note_holding_a_rare_word_stays_on_top() -> None:
+    """One full-text hit against fifty semantic neighbours of a word that means nothing."""
+    semantic = [(note, 0.30 - note / 1000) for note in range(50)]
+    assert fuse([(99, 7.5)], semantic)[0][0] == 99
+
+
 def test_fusion_of_one_side_keeps_its_order() -> None:
     keyword = [(3, 9.0), (1, 5.0), (2, 5.0)]
     assert [note for note, _ in fuse(keyword, [])] == [3, 1, 2]
