@@ -35,14 +35,15 @@ def write_huge_note(vault: Path) -> Path:
 
 def search_times(vault: Path, index: Path, asked: list[Query]) -> list[float]:
     """Seconds of each unfiltered in-process search once the huge note is indexed; fails when
-    the note's last word does not find it."""
+    the note's last word does not find it first (a hybrid search adds its semantic
+    neighbours after it)."""
     write_huge_note(vault)
     service = VaultService.open(Settings(vault=vault, index_path=index))
     try:
         service.sync()
         found = [hit.path for hit in service.search(LAST_WORD).results]
-        if found != ["huge/everything.md"]:
-            raise RuntimeError(f"the huge note's last word found {found}")
+        if found[:1] != ["huge/everything.md"]:
+            raise RuntimeError(f"the huge note's last word found {found} first")
         times = []
         for query in asked:
             started = time.perf_counter()
