@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -111,26 +112,58 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
             time.sleep(0.05)
 
 
-def post_tool(port: int, name: str, arguments: dict[str, Any]) -> None:
-    """One raw JSON-RPC tools/call POST; raises unless the tool succeeded."""
+def tool_request(name: str, arguments: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    """The body and headers of one raw JSON-RPC tools/call POST."""
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments},
     }
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/mcp",
-        data=json.dumps(body).encode(),
-        headers={
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        },
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        result = json.loads(response.read())["result"]
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    return json.dumps(body).encode(), headers
+
+
+def tool_answer(raw: bytes) -> None:
+    """Raise unless a tools/call answer says the tool succeeded."""
+    result = json.loads(raw)["result"]
     if result.get("isError"):
         raise RuntimeError(result["content"][0]["text"])
+
+
+def post_tool(port: int, name: str, arguments: dict[str, Any]) -> None:
+    """One raw JSON-RPC tools/call POST on a new connection; raises unless the tool
+    succeeded."""
+    data, headers = tool_request(name, arguments)
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=data, headers=headers)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        tool_answer(response.read())
+
+
+class KeptConnection:
+    """One HTTP connection kept open across calls, as an MCP client's HTTP library keeps it
+    (a new connection a call costs the server and the client an accept, a close and a
+    protocol object each)."""
+
+    def __init__(self, port: int):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def post_tool(self, name: str, arguments: dict[str, Any]) -> None:
+        """One tools/call on the kept connection; raises unless the tool succeeded."""
+        data, headers = tool_request(name, arguments)
+        self.connection.request("POST", "/mcp", body=data, headers=headers)
+        response = self.connection.getresponse()
+        raw = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}: {raw[:200]!r}")
+        tool_answer(raw)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.connection.close()
 
 
 def writer_thread(

@@ -85,22 +85,27 @@ def client(
     found: MixedLoad,
     start: threading.Barrier,
 ) -> None:
-    """Call tools in the mix until the deadline (set once every client is ready)."""
+    """Call tools in the mix on one kept connection until the deadline (set once every client
+    is ready)."""
     rng = random.Random(seed)
     kinds = [k for k, _ in MIX]
     weights = [w for _, w in MIX]
     who = f"mixed{seed}"
+    connection = mcp_bench.KeptConnection(port)
     start.wait()
-    while time.perf_counter() < until[0]:
-        kind = rng.choices(kinds, weights)[0]
-        name, arguments = calls.draw(rng, kind, who)
-        started = time.perf_counter()
-        try:
-            mcp_bench.post_tool(port, name, arguments)
-        except Exception as exc:
-            found.errors.append(f"{name}: {exc}")
-            continue
-        found.times[kind].append(time.perf_counter() - started)
+    try:
+        while time.perf_counter() < until[0]:
+            kind = rng.choices(kinds, weights)[0]
+            name, arguments = calls.draw(rng, kind, who)
+            started = time.perf_counter()
+            try:
+                connection.post_tool(name, arguments)
+            except Exception as exc:
+                found.errors.append(f"{name}: {exc}")
+                continue
+            found.times[kind].append(time.perf_counter() - started)
+    finally:
+        connection.close()
 
 
 def run_clients(port: int, calls: Calls, seconds: float, found: MixedLoad) -> None:

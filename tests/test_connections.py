@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from memvault.server.transport import bind
+
 from .mcp_helpers import http_server
 
 WAIT = 20  # seconds a socket waits for the server: generous, not a timing assertion
@@ -96,3 +98,16 @@ def answered(port: int) -> None:
     with connect(port) as sock:
         sock.sendall(request("GET", port, "text/html"))
         assert read_all(sock).startswith(b"HTTP/1.1 405")
+
+
+def test_connections_send_without_waiting_for_an_ack() -> None:
+    """The listening socket is TCP with Nagle's algorithm off, so every connection is: the event
+    loop only turns it off on sockets made as TCP, and without it a client that keeps its
+    connection (as MCP clients do) waited for a delayed ACK, about 40 ms a call."""
+    listener = bind("127.0.0.1", 0)
+    listener.listen()
+    with listener, socket.create_connection(listener.getsockname()):
+        accepted, _ = listener.accept()
+        with accepted:
+            assert accepted.proto == socket.IPPROTO_TCP
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
