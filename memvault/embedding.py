@@ -165,6 +165,8 @@ class Embedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        # No memory arena: it keeps the peak of the largest batch (hundreds of MB) for good.
+        options.enable_cpu_mem_arena = False
         self.spec = spec
         self._session = onnxruntime.InferenceSession(
             str(spec.onnx), options, providers=["CPUExecutionProvider"]
@@ -216,3 +218,16 @@ class Embedder:
         norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         vectors: Vectors = (pooled / norms).astype(np.float32)
         return vectors
+
+
+_LOADED: dict[str, Embedder] = {}
+
+
+def embed_passages(spec: ModelSpec, texts: list[str]) -> Vectors:
+    """Vectors of chunk texts, in a worker process that keeps its model loaded between calls
+    (the background embedding of a server: its own process, at a lower priority, holding
+    neither the server's GIL nor its memory)."""
+    embedder = _LOADED.get(spec.key)
+    if embedder is None:
+        embedder = _LOADED[spec.key] = Embedder(spec)
+    return embedder.passages(texts)

@@ -9,17 +9,17 @@ model (`Unavailable`), search is full-text only and `reason` says why.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import os
 import threading
 from collections.abc import Collection
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import workers
 from .chunks import Chunk, chunks
-from .embedding import BATCH, Embedder, ModelSpec, Unavailable, find_model
+from .embedding import BATCH, Embedder, ModelSpec, Unavailable, embed_passages, find_model
 from .errors import MemvaultError
 from .index import Index
 from .records import Progress, SemanticStatus
@@ -36,8 +36,6 @@ log = logging.getLogger(__name__)
 # How long the background thread sleeps when nobody wakes it: a change the watcher missed is
 # embedded within this.
 IDLE_SECONDS = 30.0
-# The background thread's nice value on Linux, where each thread has its own.
-BACKGROUND_NICE = 19
 
 
 @dataclass
@@ -69,6 +67,7 @@ class Semantic:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pool: ProcessPoolExecutor | None = None
 
     @property
     def enabled(self) -> bool:
@@ -81,8 +80,11 @@ class Semantic:
         )
 
     def start(self) -> None:
-        """Embed in a background thread from now on (a server); full-text search goes on."""
+        """Embed from now on in the background (a server): a thread finds the work and a
+        worker process at a lower priority runs the model, so requests keep the server's
+        cores, its GIL and its memory; full-text search goes on meanwhile."""
         if self.enabled and self._thread is None:
+            self._pool = workers.pool(1, low_priority=True)
             self._thread = threading.Thread(target=self._run, name="memvault-embed", daemon=True)
             self._thread.start()
 
@@ -96,6 +98,8 @@ class Semantic:
         self._wake.set()
         if self._thread is not None:
             self._thread.join()
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
 
     def nearest(
         self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
@@ -196,7 +200,7 @@ class Semantic:
 
         texts = [(p, h, t) for p in batch for h, t in p.texts.items()]
         if texts:
-            made = embedder.passages([t for _p, _h, t in texts])
+            made = self._passages(embedder, [t for _p, _h, t in texts])
             for (pending, digest, _text), vector in zip(texts, made, strict=True):
                 pending.vectors[digest] = vector
         for pending in batch:
@@ -208,11 +212,14 @@ class Semantic:
                 self._known[pending.rowid] = pending.note_hash
         return len(batch)
 
+    def _passages(self, embedder: Embedder, texts: list[str]) -> np.ndarray:
+        """Chunk vectors: in the worker process when serving, else here (`memvault embed`)."""
+        if self._pool is None or self.spec is None:
+            return embedder.passages(texts)
+        return self._pool.submit(embed_passages, self.spec, texts).result()
+
     def _run(self) -> None:
-        """The background thread: catch up, then sleep until woken or idle too long. It runs
-        at the lowest priority where the system allows, so requests come first."""
-        with contextlib.suppress(AttributeError, OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+        """The background thread: catch up, then sleep until woken or idle too long."""
         while not self._stop.is_set():
             try:
                 embedded = self.catch_up()
