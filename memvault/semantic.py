@@ -109,13 +109,17 @@ class Semantic:
         return table.nearest(embedder.query(text), limit, among, leaving_out)
 
     def excerpt(self, rowid: int, chunk: int) -> str:
-        """The text of a note's chunk, to show as a search hit's snippet."""
+        """The text of a note's chunk, to show as a search hit's snippet; empty when the note
+        changed or went since (its vectors are about to follow)."""
         _embedder, store, _table = self._ready()
         found = store.note_path(rowid)
         rows = store.chunks(found[1]) if found else []
         if found is None or chunk >= len(rows):
             return ""
-        memory, _doc = self._store.read(found[0])
+        try:
+            memory, _doc = self._store.read(found[0])
+        except MemvaultError:
+            return ""
         return memory.body[rows[chunk].start : rows[chunk].end].strip()
 
     def status(self) -> SemanticStatus:

@@ -70,6 +70,14 @@ def test_a_rare_word_finds_its_note_first_even_before_it_is_embedded(
     assert titles(notes, "zyzzyva")[0] == "Word list"
 
 
+def test_a_note_deleted_by_hand_before_a_sync_does_not_break_a_search(
+    notes: VaultService, vault_dir: Path
+) -> None:
+    notes.embed()
+    (vault_dir / "ops" / "rolling-back-a-deployment.md").unlink()
+    assert ROLLBACK[0] in titles(notes, PARAPHRASE, mode="semantic")
+
+
 def test_filters_apply_to_the_semantic_side(notes: VaultService) -> None:
     notes.embed()
     assert ROLLBACK[0] not in titles(notes, PARAPHRASE, where=Filter(category="food"))
