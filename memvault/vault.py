@@ -245,12 +245,15 @@ class VaultService:
         ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near])
         snippets = {m.rowid: m.snippet for m in words}
         chunk_of = {n.note: n.chunk for n in near}
-        page = [
-            Match(
-                rowid, -score, snippets.get(rowid) or self._semantic.excerpt(rowid, chunk_of[rowid])
-            )
-            for rowid, score in ranked[offset:wanted]
-        ]
+
+        def snippet(rowid: int) -> str:
+            """Full-text's snippet where it has one (the query's words marked), else the best
+            chunk's text."""
+            if snippets.get(rowid) or rowid not in chunk_of:
+                return snippets.get(rowid, "")
+            return self._semantic.excerpt(rowid, chunk_of[rowid])
+
+        page = [Match(rowid, -score, snippet(rowid)) for rowid, score in ranked[offset:wanted]]
         return SearchPage(self._index.hits(page), len(ranked))
 
     def semantic_status(self) -> SemanticStatus:

@@ -78,6 +78,12 @@ def test_a_note_deleted_by_hand_before_a_sync_does_not_break_a_search(
     assert ROLLBACK[0] in titles(notes, PARAPHRASE, mode="semantic")
 
 
+def test_a_note_matched_by_a_tag_alone_before_it_is_embedded(notes: VaultService) -> None:
+    notes.embed()
+    notes.create("Zoo", "", tags=["zebra"])
+    assert titles(notes, "zebra")[0] == "Zoo"
+
+
 def test_filters_apply_to_the_semantic_side(notes: VaultService) -> None:
     notes.embed()
     assert ROLLBACK[0] not in titles(notes, PARAPHRASE, where=Filter(category="food"))
