@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Collection
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -220,7 +221,11 @@ class Semantic:
         """Chunk vectors: in the worker process when serving, else here (`memvault embed`)."""
         if self._pool is None or self.spec is None:
             return embedder.passages(texts)
-        return self._pool.submit(embed_passages, self.spec, texts).result()
+        try:
+            return self._pool.submit(embed_passages, self.spec, texts).result()
+        except BrokenProcessPool:
+            self._pool = workers.pool(1, low_priority=True)  # the next pass uses a new worker
+            raise
 
     def _run(self) -> None:
         """The background thread: catch up, then sleep until woken or idle too long."""

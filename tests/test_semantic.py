@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from memvault.records import Filter, SearchMode
 from memvault.vault import VaultService
 
 from .mcp_helpers import stdio_session, text_of
+from .test_sync import eventually
 
 ROLLBACK = (
     "Rolling back a deployment",
@@ -217,3 +220,24 @@ def test_a_server_embeds_a_new_memory_in_the_background(
             pytest.fail("not found by meaning within 30 s")
 
     asyncio.run(scenario())
+
+
+def test_a_killed_embedding_worker_is_replaced(vault_dir: Path) -> None:
+    """The server's embedding worker process dies (out of memory, killed): the next change is
+    embedded by a new one."""
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        vault.serve_semantic()
+        vault.create(*ROLLBACK)
+        eventually(lambda: vault.semantic_status().pending == 0, 60)
+        workers = multiprocessing.active_children()
+        assert workers
+        for process in workers:
+            process.kill()
+        vault.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
+        time.sleep(1)
+        vault.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
+        eventually(lambda: vault.semantic_status().pending == 0, 60)
+        assert titles(vault, "where do we eat on Thursdays", mode="semantic")[0] == "Team lunch"
+    finally:
+        vault.close()
