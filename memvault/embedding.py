@@ -157,12 +157,12 @@ class Embedder:
     It runs in the calling thread only (no pool of its own), so a question's embedding runs at
     the priority of the request that asks it, and background embedding at its own."""
 
-    def __init__(self, spec: ModelSpec, threads: int = 1) -> None:
+    def __init__(self, spec: ModelSpec) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # No memory arena: it keeps the peak of the largest batch (hundreds of MB) for good.

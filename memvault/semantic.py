@@ -16,6 +16,7 @@ from collections.abc import Collection
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from . import workers
@@ -56,12 +57,7 @@ class Semantic:
     def __init__(self, index: Index, store: VaultStore, setting: str | None) -> None:
         self._index = index
         self._store = store
-        self.spec: ModelSpec | None = None
-        self.reason = ""
-        try:
-            self.spec = find_model(setting)
-        except Unavailable as exc:
-            self.reason = str(exc)
+        self._setting = setting
         self._loaded: tuple[Embedder, VectorStore, VectorTable] | None = None
         self._known: dict[int, str] = {}
         self._lock = threading.Lock()
@@ -69,6 +65,24 @@ class Semantic:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pool: ProcessPoolExecutor | None = None
+
+    @cached_property
+    def _model(self) -> tuple[ModelSpec | None, str]:
+        """The model and why there is none, looked up at the first need: a command that never
+        searches (write, list) does not pay for finding and fingerprinting it."""
+        try:
+            return find_model(self._setting), ""
+        except Unavailable as exc:
+            return None, str(exc)
+
+    @property
+    def spec(self) -> ModelSpec | None:
+        return self._model[0]
+
+    @property
+    def reason(self) -> str:
+        """Why semantic search is off; empty when it is on."""
+        return self._model[1]
 
     @property
     def enabled(self) -> bool:
@@ -165,7 +179,7 @@ class Semantic:
                 from .vectors import VectorTable
 
                 embedder = Embedder(self.spec)
-                store = VectorStore(self._index, self.spec.key, embedder.dimensions)
+                store = VectorStore(self._index, self.spec.key)
                 table = VectorTable(embedder.dimensions)
                 for rowid, note_hash, vectors in store.every_vector():
                     table.put(rowid, vectors)

@@ -31,10 +31,9 @@ class ChunkRow:
 class VectorStore:
     """The semantic tables of one index."""
 
-    def __init__(self, index: Index, model: str, dimensions: int) -> None:
+    def __init__(self, index: Index, model: str) -> None:
         self._index = index
         self.model = model
-        self.dimensions = dimensions
 
     def notes(self) -> dict[int, str]:
         """Every note's rowid and content hash: what the vectors in memory must follow."""
@@ -97,17 +96,6 @@ class VectorStore:
             blobs = [r[2] for r in group]
             if all(blob is not None for blob in blobs):
                 yield rowid, note_hash, np.stack([_decode(blob) for blob in blobs])
-
-    def prune(self) -> int:
-        """Forget chunk maps of content no note has now, and vectors no chunk uses: upkeep."""
-        with self._index.transaction() as db:
-            gone = db.execute(
-                "DELETE FROM chunk_maps WHERE note_hash NOT IN (SELECT hash FROM notes)"
-            ).rowcount
-            db.execute(
-                "DELETE FROM embeddings WHERE hash NOT IN (SELECT chunk_hash FROM chunk_maps)"
-            )
-        return int(gone)
 
 
 def _decode(blob: bytes) -> np.ndarray:

@@ -49,9 +49,6 @@ class VectorTable:
         """How many notes have vectors."""
         return len(self._rows)
 
-    def __contains__(self, note: object) -> bool:
-        return note in self._rows
-
     def put(self, note: int, vectors: Vectors) -> None:
         """A note's chunk vectors, replacing any it had."""
         with self._lock:

@@ -9,16 +9,16 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ..records import CheckReport, Maintenance, Progress, RebuildSummary, SemanticStatus, Skipped
-from ..vault import VaultService
+from ..records import CheckReport, Maintenance, Progress, SemanticStatus, Skipped
 from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
 
 T = TypeVar("T")
 
 
-def with_progress(label: str, shown: bool, work: Callable[[Progress | None], T]) -> T:
-    """Run `work`, with a progress bar on stderr when `shown` (it reports done of total)."""
-    if not shown:
+def with_progress(label: str, as_json: bool, work: Callable[[Progress | None], T]) -> T:
+    """Run `work`, with a progress bar on stderr when that is a terminal and the output is
+    not JSON (`work` reports done of total)."""
+    if as_json or not sys.stderr.isatty():
         return work(None)
     with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
 
@@ -27,11 +27,6 @@ def with_progress(label: str, shown: bool, work: Callable[[Progress | None], T])
             bar.update(done - bar.pos)
 
         return work(progress)
-
-
-def rebuild_with_progress(vault: VaultService, shown: bool) -> RebuildSummary:
-    """Rebuild the index, with a progress bar on stderr when `shown`."""
-    return with_progress("indexing", shown, vault.rebuild)
 
 
 def semantic_line(status: SemanticStatus) -> str:
@@ -53,7 +48,7 @@ def echo_skipped(skipped: list[Skipped]) -> None:
 def reindex(ctx: click.Context, as_json: bool) -> None:
     """Rebuild the index from the files (kept state such as usage counts survives)."""
     with service(ctx, fill=False) as vault:
-        summary = rebuild_with_progress(vault, sys.stderr.isatty() and not as_json)
+        summary = with_progress("indexing", as_json, vault.rebuild)
     if as_json:
         emit(summary)
         return
@@ -71,7 +66,7 @@ def embed(ctx: click.Context, as_json: bool) -> None:
     """Embed every note that has no current vectors, for semantic search (a server does this
     in the background). Safe to stop: what is done is kept, and the next run goes on."""
     with service(ctx) as vault:
-        done = with_progress("embedding", sys.stderr.isatty() and not as_json, vault.embed)
+        done = with_progress("embedding", as_json, vault.embed)
         status = vault.semantic_status()
     if as_json:
         emit(status)
