@@ -8,16 +8,22 @@ for a long time (flagged, so the assistant can verify or correct them).
 from __future__ import annotations
 
 import math
+import re
 
 from . import clock
 from .config import ContextSettings
 from .errors import MemvaultError
 from .markdown import first_line
 from .records import Briefing, BriefingItem, Filter, NoteRow
+from .secret_scan import redacted
 from .vault import VaultService
 
 CHARS_PER_TOKEN = 4
 MAX_ITEMS = 40
+LEAD_LIMIT = 200
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+# Up to the first full stop, question or exclamation mark that ends a sentence.
+_SENTENCE = re.compile(r"(.+?[.!?])(?=\s|$)")
 
 
 def estimate_tokens(text: str) -> int:
@@ -96,12 +102,24 @@ def _item(
     first = _first_line(vault, row.path)
     flag = f" [not reviewed {clock.age(_reviewed(row))}]" if stale else ""
     where = f"{row.category}, " if row.category else ""
-    line = f"**{row.title}** ({where}{row.age}, id {row.id}){flag}: {first}"
+    line = redacted(f"**{row.title}** ({where}{row.age}, id {row.id}){flag}: {first}")
     return BriefingItem(row.id, row.title, row.path, row.category, section, row.age, stale, line)
 
 
 def _first_line(vault: VaultService, path: str) -> str:
+    """The memory's lead (see `lead`), or nothing for a file gone since the listing."""
     try:
-        return first_line(vault.get(path).body)
+        return lead(vault.get(path).body)
     except MemvaultError:  # a file gone since the listing: the briefing goes on without it
         return ""
+
+
+def lead(body: str) -> str:
+    """A body's first sentence, from its first line of text that is not a heading (a
+    session's notes start with "## Summary"); its first line when all are headings."""
+    for line in body.splitlines():
+        text = _LIST_MARK.sub("", line.strip())
+        if text and not text.startswith("#"):
+            sentence = _SENTENCE.match(text)
+            return (sentence.group(1) if sentence else text)[:LEAD_LIMIT]
+    return first_line(body, LEAD_LIMIT)

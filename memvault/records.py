@@ -254,6 +254,7 @@ class CheckReport:
     malformed: list[Malformed] = field(default_factory=list)
     ambiguous_links: list[AmbiguousLink] = field(default_factory=list)
     unreadable: list[Skipped] = field(default_factory=list)
+    secrets: list[FileSecret] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     clean: bool = field(init=False)
 
@@ -265,7 +266,17 @@ class CheckReport:
             or self.malformed
             or self.ambiguous_links
             or self.unreadable
+            or self.secrets
         )
+
+
+@dataclass
+class FileSecret:
+    """A secret `check --secrets` found in a file: its kind and line, never its text."""
+
+    path: str
+    kind: str
+    line: int
 
 
 @dataclass

@@ -14,6 +14,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from .model import (
     Memory,
     check_content,
     clean_category,
+    clean_properties,
     clean_scope,
     clean_tags,
     clean_title,
@@ -62,6 +64,7 @@ from .records import (
     Usage,
 )
 from .search_sql import SORTS
+from .secret_scan import SecretPolicy, screened, screened_edit, screened_fields
 from .semantic import Semantic
 from .store import VaultStore
 from .writer import Rewrite, Writer, retrying
@@ -296,18 +299,23 @@ class VaultService:
         expires_at: str | None = None,
         ttl_days: float | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
+        properties: dict[str, Any] | None = None,
     ) -> Memory:
-        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps.
+        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, and
+        `properties` as extra frontmatter keys.
 
         A memory with the same title, or near-identical content, is refused (Duplicate, with
-        the existing id) unless `allow_duplicate`.
+        the existing id) unless `allow_duplicate`. A secret in it is refused, or redacted
+        under `secrets="redact"` (secret_scan.py).
         """
-        title = clean_title(title, self.limits)
-        content = check_content(content, self.limits)
+        title = clean_title(screened(title, secrets, "the title"), self.limits)
+        content = check_content(screened(content, secrets, "the content"), self.limits)
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category, self.limits)
         scope = clean_scope(scope)
         expires = expiry_from(expires_at, ttl_days)
+        extra = screened_fields(clean_properties(properties), secrets)
         now = clock.now_iso()
         fields: dict[str, Any] = {"id": new_id(), "title": title}
         if folder:
@@ -317,6 +325,7 @@ class VaultService:
         fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
         if expires:
             fields["expires_at"] = expires
+        fields.update(extra)
         with self._writing():
             if not allow_duplicate:
                 self._refuse_duplicate(title, content)
@@ -344,12 +353,18 @@ class VaultService:
         expected_updated_at: str | None = None,
         expected_version: str | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
     ) -> Memory:
         """Change a memory; a new title renames its file and a new category moves it, and
         every link to it follows. The id never changes (a hand-made note's derived id is
         written into its frontmatter). The edit applies to the file as it is when written:
         if it changed since it was read, it is read again and the edit applied again, unless
-        a guard (`expected_version`, `expected_updated_at`) refuses it."""
+        a guard (`expected_version`, `expected_updated_at`) refuses it. A secret in the new
+        text is refused, or redacted under `secrets="redact"`."""
+        if title is not None:
+            title = screened(title, secrets, "the title")
+        if edit is not None:
+            edit = screened_edit(edit, secrets)
         with self._writing():
             path = self.locate(identifier)
 
@@ -399,13 +414,15 @@ class VaultService:
                     note.id,
                 )
 
-    def restore(self, record: dict[str, Any]) -> Memory:
+    def restore(self, record: dict[str, Any], secrets: SecretPolicy = "refuse") -> Memory:
         """Write an exported memory back with its id, timestamps and frontmatter (import).
-        Its old path is used when free, else a fresh slug in its category."""
-        title = clean_title(str(record["title"]), self.limits)
-        body = with_newline(check_content(str(record.get("content") or ""), self.limits))
+        Its old path is used when free, else a fresh slug in its category. A secret in it is
+        refused, or redacted under `secrets="redact"`."""
+        title = clean_title(screened(str(record["title"]), secrets, "the title"), self.limits)
+        content = screened(str(record.get("content") or ""), secrets, "the content")
+        body = with_newline(check_content(content, self.limits))
         folder = clean_category(record.get("category"), self.limits)
-        metadata = dict(record.get("frontmatter") or {})
+        metadata = screened_fields(dict(record.get("frontmatter") or {}), secrets)
         metadata.update(id=str(record["id"]), title=title)
         with self._writing():
             wanted = str(record.get("path") or "")
@@ -489,10 +506,11 @@ class VaultService:
         self._semantic.wake()
         return outcome
 
-    def check(self, fix: bool = False) -> CheckReport:
+    def check(self, fix: bool = False, secrets: bool = False) -> CheckReport:
         """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter; with
-        `fix`, upkeep and the repairs first, and what they did in `fixed`. The index is
-        brought up to date first, so every file that cannot be read is named."""
+        `fix`, upkeep and the repairs first, and what they did in `fixed`; with `secrets`,
+        the files holding secrets (reads every file). The index is brought up to date first,
+        so every file that cannot be read is named."""
         skipped = self.fill()
         fixed = []
         if fix:
@@ -500,6 +518,8 @@ class VaultService:
             with self._writing():
                 fixed += checks.repair(self._index, self._store, self._writer, self._links)
         report = checks.find_problems(self._index, self._links, skipped)
+        if secrets:
+            report = replace(report, secrets=checks.secrets_in_files(self._index, self._store))
         report.fixed = fixed
         return report
 

@@ -21,6 +21,7 @@ import click
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
 from ..records import Filter
+from ..secret_scan import POLICIES
 from ..vault import VaultService
 
 EXIT_ERROR = 1
@@ -165,6 +166,13 @@ def read_content(content: str | None) -> str | None:
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+secrets_option = click.option(
+    "--secrets",
+    type=click.Choice(POLICIES),
+    default="refuse",
+    show_default=True,
+    help="Text holding a secret: refuse it, or store it as [redacted: KIND].",
+)
 
 
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -10,7 +10,17 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from ..records import CheckReport, Maintenance, Progress, SemanticStatus, Skipped
-from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
+from ..secret_scan import SecretPolicy
+from . import (
+    EXIT_ERROR,
+    emit,
+    filter_options,
+    json_option,
+    main,
+    make_filter,
+    secrets_option,
+    service,
+)
 
 T = TypeVar("T")
 
@@ -96,12 +106,15 @@ def sync(ctx: click.Context, as_json: bool) -> None:
 
 @main.command()
 @click.option("--fix", is_flag=True, help="Repair one-sided links and duplicate ids.")
+@click.option(
+    "--secrets", is_flag=True, help="Also report files holding secrets (kind and line only)."
+)
 @json_option
 @click.pass_context
-def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
+def check(ctx: click.Context, fix: bool, secrets: bool, as_json: bool) -> None:
     """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
     with service(ctx, fill=False) as vault:
-        out = vault.check(fix=fix)
+        out = vault.check(fix=fix, secrets=secrets)
         semantic = vault.semantic_status()
     if as_json:
         emit(out)
@@ -131,6 +144,8 @@ def echo_check(out: CheckReport) -> None:
             f"ambiguous link: {ambiguous.source} -> [[{ambiguous.target}]] could be "
             + ", ".join(ambiguous.candidates)
         )
+    for secret in out.secrets:
+        click.echo(f"secret: {secret.path}:{secret.line}: {secret.kind}")
     if out.clean:
         click.echo("vault is clean")
 
@@ -165,15 +180,17 @@ def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
 
 @main.command(name="import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
+@secrets_option
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, file: TextIO, as_json: bool) -> None:
-    """Import an export (JSON or JSON Lines): new ids are created, others reported."""
+def import_(ctx: click.Context, file: TextIO, secrets: SecretPolicy, as_json: bool) -> None:
+    """Import an export (JSON or JSON Lines): new ids are created, others reported (a memory
+    holding a secret too, unless --secrets redact)."""
     from ..exchange import import_records, load  # builds on output.py's models (pydantic)
 
     records = load(file.read())
     with service(ctx) as vault:
-        report = import_records(vault, records)
+        report = import_records(vault, records, secrets)
     if as_json:
         emit(report)
     else:

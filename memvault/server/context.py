@@ -10,9 +10,13 @@ from pydantic import Field
 from ..briefing import build_briefing
 from ..config import ContextSettings
 from ..output import ContextOut, DateOut, SessionOut
-from ..session_notes import save_session_notes
+from ..secret_scan import SecretPolicy
+from ..session_notes import SessionFields, save_session_notes
 from ..vault import VaultService
 from .common import READ, WRITE, ToolGroup, reply, tool, tool_errors
+
+# A free property's value, as Obsidian keeps one: text, a number, a checkbox, or a list.
+PropertyValue = str | int | float | bool | list[str | int | float | bool]
 
 
 class ContextTools(ToolGroup):
@@ -44,11 +48,14 @@ class ContextTools(ToolGroup):
         "save_session_notes",
         "Save session notes",
         WRITE,
-        "At the end of a session, save what happened: a summary, and optionally "
-        "highlights, decisions and next steps. Name the memories involved as "
-        "[[wikilinks]] or ids and the notes get linked with them both ways. "
+        "At the end of a session, save what happened: a summary (its first sentence shows "
+        "in later briefings), and optionally highlights, decisions, next_steps and "
+        "open_questions (lists), and properties: free fields such as flow or tone, kept as "
+        "frontmatter keys. Name the memories involved as [[wikilinks]] or ids and the notes "
+        'get linked with them both ways. A secret in them is refused (secrets="redact" '
+        "stores it as [redacted: KIND]). "
         'Example: save_session_notes(summary="Fixed the flaky deploy; see '
-        '[[deploy-order]]", next_steps=["Add a canary"])',
+        '[[deploy-order]]", next_steps=["Add a canary"], properties={"flow": "focused"})',
     )
     def save_session_notes_tool(
         self,
@@ -57,11 +64,20 @@ class ContextTools(ToolGroup):
         next_steps: list[str] | None = None,
         decisions: list[str] | None = None,
         scope: str | None = None,
+        open_questions: list[str] | None = None,
+        properties: dict[str, PropertyValue] | None = None,
+        secrets: SecretPolicy = "refuse",
     ) -> Annotated[CallToolResult, SessionOut]:
+        fields = SessionFields(
+            summary,
+            highlights or [],
+            decisions or [],
+            next_steps or [],
+            open_questions or [],
+            dict(properties or {}),
+        )
         with tool_errors():
-            notes = save_session_notes(
-                self.vault, summary, highlights, next_steps, decisions, scope
-            )
+            notes = save_session_notes(self.vault, fields, scope, secrets)
         memory = notes.memory
         text = f"Saved {memory.title!r} ({memory.path}), linked with {len(notes.linked)} memories."
         if notes.unresolved:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
+from ..secret_scan import SecretPolicy
 from ..text import ReadFormat
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
 
@@ -19,6 +20,12 @@ CATEGORY_GUIDE = (
     "endpoints, who owns what; never secrets), error-resolution (an error and its fix), "
     "performance (measurements, limits), decision (what was decided and why), preference "
     "(how the user likes things done), session (session notes)"
+)
+
+SECRETS_GUIDE = (
+    "Text holding a secret (a private key, a cloud access key, an API token, a JWT, a "
+    "password) is refused, naming its kind and line: save where the secret lives instead; "
+    'secrets="redact" stores it with each secret replaced by [redacted: KIND]. '
 )
 
 
@@ -42,7 +49,8 @@ class MemoryTools(ToolGroup):
         "expires_at (ISO date) or ttl_days for something true only for a while; it then "
         "moves to archive/. A memory with the same title or near-identical content is "
         "refused with the existing id (edit that one instead, or allow_duplicate=true). "
-        'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
+        + SECRETS_GUIDE
+        + 'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
         'tags=["payments"], category="decision", scope="shop")',
     )
     def write_mem(
@@ -55,10 +63,19 @@ class MemoryTools(ToolGroup):
         expires_at: str | None = None,
         ttl_days: Annotated[float, Field(gt=0)] | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
     ) -> Annotated[CallToolResult, Written]:
         with tool_errors():
             memory = self.vault.create(
-                title, content, tags, category, scope, expires_at, ttl_days, allow_duplicate
+                title,
+                content,
+                tags,
+                category,
+                scope,
+                expires_at,
+                ttl_days,
+                allow_duplicate,
+                secrets=secrets,
             )
         return reply(
             Written.of(memory), f"Saved {memory.title!r} as {memory.path} (id {memory.id})."
@@ -108,7 +125,8 @@ class MemoryTools(ToolGroup):
         "or list_mem gave) refuses the edit if the memory changed since; expected_updated_at "
         "does the same by time. A title another memory has is refused (allow_duplicate=true "
         "keeps both). "
-        'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
+        + SECRETS_GUIDE
+        + 'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
     )
     def edit_mem(
         self,
@@ -126,6 +144,7 @@ class MemoryTools(ToolGroup):
         expected_updated_at: str | None = None,
         expected_version: str | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
     ) -> Annotated[CallToolResult, Edited]:
         edit = BodyEdit(
             content=content,
@@ -153,6 +172,7 @@ class MemoryTools(ToolGroup):
                 expected_updated_at=expected_updated_at,
                 expected_version=expected_version,
                 allow_duplicate=allow_duplicate,
+                secrets=secrets,
             )
         return reply(
             Edited.of(memory),

@@ -11,6 +11,7 @@ from ..briefing import build_briefing
 from ..config import ContextSettings
 from ..errors import MemvaultError
 from ..markdown import first_line
+from ..secret_scan import redacted
 from ..vault import VaultService
 
 RECENT = 20
@@ -62,6 +63,8 @@ class Resources:
         for row in rows:
             memory = self.vault.get(row.path)
             lines.append(
-                f"- **{row.title}** (id {row.id}, updated {row.age}): {first_line(memory.body)}"
+                redacted(
+                    f"- **{row.title}** (id {row.id}, updated {row.age}): {first_line(memory.body)}"
+                )
             )
         return "\n".join(lines) + "\n"
