@@ -78,20 +78,28 @@ def _sections(
     recent, _ = vault.list_memories(Filter(scope=scope), "updated", MAX_ITEMS)
     fresh = [r for r in recent if (clock.days_since(r.updated_at) or 0) <= settings.recent_days]
     sections.append((f"Changed in the last {settings.recent_days:g} days", fresh))
-    oldest, _ = vault.list_memories(Filter(scope=scope), "reviewed", MAX_ITEMS)
-    stale = [r for r in oldest if _stale(r, settings)]
+    stale = stale_memories(vault, scope, settings)
     sections.append(
         (f"Not reviewed for {settings.stale_days:g}+ days (verify_mem if still true)", stale)
     )
     return sections
 
 
-def _reviewed(row: NoteRow) -> str | None:
+def stale_memories(
+    vault: VaultService, scope: str | None, settings: ContextSettings, limit: int = MAX_ITEMS
+) -> list[NoteRow]:
+    """The memories nobody has reviewed for `settings.stale_days` or more, oldest first."""
+    oldest, _ = vault.list_memories(Filter(scope=scope), "reviewed", limit)
+    return [row for row in oldest if _stale(row, settings)]
+
+
+def reviewed(row: NoteRow) -> str | None:
+    """When a memory was last reviewed: its review time, else when it was made or changed."""
     return row.last_reviewed or row.created_at or row.updated_at
 
 
 def _stale(row: NoteRow, settings: ContextSettings) -> bool:
-    days = clock.days_since(_reviewed(row))
+    days = clock.days_since(reviewed(row))
     return days is not None and days >= settings.stale_days
 
 
@@ -100,7 +108,7 @@ def _item(
 ) -> BriefingItem:
     stale = _stale(row, settings)
     first = _first_line(vault, row.path)
-    flag = f" [not reviewed {clock.age(_reviewed(row))}]" if stale else ""
+    flag = f" [not reviewed {clock.age(reviewed(row))}]" if stale else ""
     where = f"{row.category}, " if row.category else ""
     line = redacted(f"**{row.title}** ({where}{row.age}, id {row.id}){flag}: {first}")
     return BriefingItem(row.id, row.title, row.path, row.category, section, row.age, stale, line)

@@ -17,6 +17,7 @@ from .common import Server
 from .context import ContextTools
 from .links import LinkTools
 from .memories import MemoryTools
+from .prompts import Prompts
 from .resources import Resources
 from .search import SearchTools
 
@@ -44,11 +45,12 @@ def build_server(
     log_level: LogLevel = "WARNING",
     context_settings: ContextSettings | None = None,
 ) -> MCPServer:
-    """An MCP server whose tools and resources act on `vault`."""
+    """An MCP server whose tools, resources and prompts act on `vault`."""
     mcp = Server("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
     MemoryTools(vault).register(mcp)
     LinkTools(vault).register(mcp)
     SearchTools(vault).register(mcp)
     ContextTools(vault, context_settings).register(mcp)
     Resources(vault, context_settings).register(mcp)
+    Prompts(vault, context_settings).register(mcp)
     return mcp
