@@ -100,6 +100,11 @@ class _Connection:
         return int(time.monotonic() > self.deadline)
 
 
+# How stats name a note's category and scope: '(none)' and '(global)' when it has none.
+_CATEGORY_KEY = "CASE folder WHEN '' THEN '(none)' ELSE folder END"
+_SCOPE_KEY = "coalesce(scope, '(global)')"
+
+
 class Index:
     """One SQLite file with the notes, their links and the FTS table; safe across threads."""
 
@@ -620,6 +625,13 @@ class Index:
         def counts(sql: str) -> dict[str, int]:
             return {str(r[0]): int(r[1]) for r in self.query(sql)}
 
+        def sizes(key: str) -> dict[str, int]:
+            """Bytes of the notes by `key`, in the order of the counts (most notes first)."""
+            return counts(
+                f"SELECT {key}, coalesce(sum(size), 0) FROM notes GROUP BY 1"
+                " ORDER BY count(*) DESC, 1"
+            )
+
         unsaved = self.uses.snapshot()
         never = self.query(
             "SELECT n.path, n.id FROM notes n LEFT JOIN usage u ON u.id = n.id"
@@ -630,17 +642,17 @@ class Index:
             memories=int(totals[0]),
             bytes=int(totals[1]),
             by_category=counts(
-                "SELECT CASE folder WHEN '' THEN '(none)' ELSE folder END, count(*) FROM notes"
-                " GROUP BY 1 ORDER BY 2 DESC, 1"
+                f"SELECT {_CATEGORY_KEY}, count(*) FROM notes GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
             by_scope=counts(
-                "SELECT coalesce(scope, '(global)'), count(*) FROM notes GROUP BY 1"
-                " ORDER BY 2 DESC, 1"
+                f"SELECT {_SCOPE_KEY}, count(*) FROM notes GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
             by_tag=counts(
                 "SELECT lower(tag), count(DISTINCT note) FROM tags GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
             never_used=[r[0] for r in never if r[1] not in unsaved],
+            bytes_by_category=sizes(_CATEGORY_KEY),
+            bytes_by_scope=sizes(_SCOPE_KEY),
         )
 
     def dangling(self) -> list[tuple[str, str]]:

@@ -29,6 +29,7 @@ from .records import (
     SearchHit,
     SearchPage,
     SessionNotes,
+    Stats,
 )
 from .text import ReadFormat, plain_text
 
@@ -316,6 +317,24 @@ class ContextOut(Output):
     @classmethod
     def of(cls, briefing: Briefing) -> ContextOut:
         return pick(cls, briefing, briefing=briefing.text)
+
+
+class StatsOut(Output):
+    """The vault's figures: counts and bytes by category and scope, counts by tag, the
+    never-used memories."""
+
+    memories: int
+    bytes: int
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_tag: dict[str, int]
+    never_used: list[str]
+    bytes_by_category: dict[str, int]
+    bytes_by_scope: dict[str, int]
+
+    @classmethod
+    def of(cls, stats: Stats) -> StatsOut:
+        return pick(cls, stats)
 
 
 class SessionOut(Output):

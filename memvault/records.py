@@ -141,7 +141,8 @@ class Usage:
 
 @dataclass
 class Stats:
-    """Counts by category, scope and tag; never-used memories; files and bytes."""
+    """Counts by category, scope and tag; never-used memories; files and bytes, in all and by
+    category and scope."""
 
     memories: int
     bytes: int
@@ -149,6 +150,8 @@ class Stats:
     by_scope: dict[str, int]
     by_tag: dict[str, int]
     never_used: list[str]
+    bytes_by_category: dict[str, int] = field(default_factory=dict)
+    bytes_by_scope: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -47,6 +47,7 @@ TOOLS = {
     "get_context",
     "export_mem",
     "save_session_notes",
+    "get_stats",
 }
 
 
@@ -70,6 +71,7 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         "get_current_date",
         "get_context",
         "export_mem",
+        "get_stats",
     ):
         assert tools[name].annotations.read_only_hint is True  # type: ignore[union-attr]
     for name in ("delete_mem", "edit_mem"):

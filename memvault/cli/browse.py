@@ -8,7 +8,7 @@ import click
 
 from ..briefing import build_briefing
 from ..records import SearchMode
-from ..text import hit_line, list_heading, note_line, search_heading
+from ..text import hit_line, list_heading, note_line, search_heading, stats_text
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
 
 
@@ -100,14 +100,6 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     with service(ctx) as vault:
         figures = vault.stats()
     if as_json:
-        emit(figures)
+        emit(figures)  # the fields of get_stats's StatsOut, without importing pydantic
         return
-    click.echo(f"{figures.memories} memories, {figures.bytes:,} bytes")
-    for name, counts in (
-        ("by category", figures.by_category),
-        ("by scope", figures.by_scope),
-        ("by tag", figures.by_tag),
-    ):
-        click.echo(f"{name}: {', '.join(f'{key} {n}' for key, n in counts.items()) or '-'}")
-    never = figures.never_used
-    click.echo(f"never used: {len(never)}" + (f" ({', '.join(never[:10])}...)" if never else ""))
+    click.echo(stats_text(figures))

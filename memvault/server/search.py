@@ -1,4 +1,4 @@
-"""Tools over many memories: search, list, export."""
+"""Tools over many memories: search, list, export, stats."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..exchange import dump, export_records
-from ..output import ExportOut, ListOut, SearchOut
+from ..output import ExportOut, ListOut, SearchOut, StatsOut
 from ..records import Filter
-from ..text import hit_line, list_heading, note_line, search_heading
+from ..text import hit_line, list_heading, note_line, search_heading, stats_text
 from .common import READ, ToolGroup, reply, tool, tool_errors
 
 
 class SearchTools(ToolGroup):
-    """search_mem, list_mem and export_mem over one vault."""
+    """search_mem, list_mem, export_mem and get_stats over one vault."""
 
     @tool(
         "search_mem",
@@ -93,3 +93,16 @@ class SearchTools(ToolGroup):
         with tool_errors():
             records = list(export_records(self.vault, where))
         return reply(ExportOut.of(records), "".join(dump(records, "json")))
+
+    @tool(
+        "get_stats",
+        "Vault statistics",
+        READ,
+        "How many memories the vault holds and how big it is: counts and bytes by category "
+        "and scope, counts by tag, and the memories never used (read, found or briefed). "
+        "Example: get_stats()",
+    )
+    def get_stats(self) -> Annotated[CallToolResult, StatsOut]:
+        with tool_errors():
+            figures = self.vault.stats()
+        return reply(StatsOut.of(figures), stats_text(figures))
