@@ -619,6 +619,18 @@ class Index:
         )
         return [r[0] for r in rows]
 
+    def unused(self, before: str) -> list[tuple[str, str | None]]:
+        """(path, category) of the live memories last used, changed and made before `before`
+        (none used since in this process either)."""
+        unsaved = self.uses.snapshot()
+        rows = self.query(
+            "SELECT n.path, n.folder, n.id FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            f" WHERE NOT {ARCHIVED} AND max(coalesce(n.updated_at, ''),"
+            " coalesce(n.created_at, ''), coalesce(u.last_access, '')) < ? ORDER BY n.path",
+            (before,),
+        )
+        return [(r[0], r[1] or None) for r in rows if r[2] not in unsaved]
+
     def stats(self) -> Stats:
         """Counts by category, scope and tag; never-used memories; files and bytes."""
 

@@ -9,6 +9,7 @@ expired memories) runs only in `maintain`, at server start and on explicit comma
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 import threading
@@ -44,6 +45,7 @@ from .model import (
     slug_for,
     stem_of,
 )
+from .policies import Policies
 from .records import (
     CheckReport,
     Deleted,
@@ -88,6 +90,7 @@ class VaultService:
         index: Index,
         limits: Limits | None = None,
         embed_model: str | None = OFF,
+        policies: Policies | None = None,
     ):
         self._store = store
         self._index = index
@@ -97,6 +100,7 @@ class VaultService:
         self._lookup = Lookup(store, index)
         self._write_lock = threading.RLock()
         self.limits = limits or Limits()
+        self.policies = policies or Policies()
 
     @classmethod
     def open(cls, settings: Settings, fill: bool = True) -> VaultService:
@@ -105,7 +109,7 @@ class VaultService:
         store = VaultStore(settings.vault)
         store.ensure()
         index = Index(settings.index_file, settings.query_timeout)
-        vault = cls(store, index, settings.limits, settings.embed_model)
+        vault = cls(store, index, settings.limits, settings.embed_model, settings.policies)
         if fill:
             vault.fill()
         return vault
@@ -126,12 +130,14 @@ class VaultService:
 
     def maintain(self) -> Maintenance:
         """Upkeep that writes files, run when the server starts and on explicit commands:
-        finish renames a crash cut short, and move expired memories to the archive. A read-only
-        vault skips it with one warning: reads still work."""
+        finish renames a crash cut short, and move expired memories (and, where the vault's
+        policies ask, unused ones) to the archive. A read-only vault skips it with one
+        warning: reads still work."""
         try:
             with self._locked():
                 finished = self._links.recover()
-            return Maintenance(finished_renames=finished, archived=self.archive_expired())
+            archived = self.archive_expired() + self.archive_unused()
+            return Maintenance(finished_renames=finished, archived=archived)
         except ReadOnly as exc:
             log.warning("upkeep skipped: %s", exc)
             return Maintenance()
@@ -314,6 +320,8 @@ class VaultService:
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category, self.limits)
         scope = clean_scope(scope)
+        if expires_at is None and ttl_days is None:
+            ttl_days = self.policies.ttl_for(folder)
         expires = expiry_from(expires_at, ttl_days)
         extra = screened_fields(clean_properties(properties), secrets)
         now = clock.now_iso()
@@ -456,6 +464,18 @@ class VaultService:
         for path in self._index.expired(clock.now_iso()):
             memory = self.get(path)
             moved.append(self.update(memory.id, category=archive_folder(memory.category)).path)
+        return moved
+
+    def archive_unused(self) -> list[str]:
+        """Move to archive/ every live memory nobody used (read, found, briefed) or changed for
+        the policies' `archive_unused_days`; none unless the vault's policies set it."""
+        days = self.policies.archive_unused_days
+        if days is None:
+            return []
+        moved = []
+        cutoff = clock.iso(clock.now() - dt.timedelta(days=days))
+        for path, category in self._index.unused(cutoff):
+            moved.append(self.update(path, category=archive_folder(category)).path)
         return moved
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:

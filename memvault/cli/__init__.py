@@ -12,14 +12,16 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
+from ..policies import load_policies
 from ..records import Filter
 from ..secret_scan import POLICIES
 from ..vault import VaultService
@@ -122,14 +124,26 @@ def main(
         format="%(levelname)s %(name)s: %(message)s",
     )
     ctx.meta["memvault.debug"] = debug
+    settings = Settings(
+        vault=vault, index_path=index_path, query_timeout=query_timeout, embed_model=embed_model
+    )
+    policies = load_policies(settings.state_dir)
+
+    def given(name: str) -> bool:
+        """Whether an option was set by a flag or the environment, not left at its default."""
+        return ctx.get_parameter_source(name) is not ParameterSource.DEFAULT
+
     always_categories = tuple(c.strip() for c in always.split(",") if c.strip())
-    context_settings = ContextSettings(always=always_categories, stale_days=stale_days)
-    ctx.obj = Settings(
-        vault=vault,
-        index_path=index_path,
-        query_timeout=query_timeout,
-        embed_model=embed_model,
-        context=context_settings,
+    ctx.obj = replace(
+        settings,
+        policies=policies,
+        context=ContextSettings(
+            always=always_categories
+            if given("always") or policies.always is None
+            else policies.always,
+            stale_days=stale_days if given("stale_days") else policies.stale_days or stale_days,
+            recent_days=policies.recent_days or ContextSettings.recent_days,
+        ),
     )
 
 
