@@ -40,15 +40,7 @@ def write(
     body = read_content(content) or ""
     with service(ctx) as vault:
         memory = vault.create(
-            title,
-            body,
-            list(tags),
-            category,
-            scope,
-            expires_at,
-            ttl_days,
-            allow_duplicate,
-            secrets=secrets,
+            title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate, secrets
         )
     if as_json:
         from ..output import Written
