@@ -37,7 +37,7 @@ def load_policies(state_dir: Path) -> Policies:
     path = state_dir / POLICY_FILE
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no policies (or no vault: opening says so)
         return Policies()
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise Invalid(f"{path}: cannot read the policies ({exc}); fix or remove it") from exc
