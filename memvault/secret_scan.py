@@ -58,9 +58,7 @@ _SYMBOL_OR_DIGIT = re.compile(r"[0-9!@#$%^&*+=/?~|\\]")
 
 def _mixed(value: str) -> bool:
     """A token with upper case, lower case and digits: a generated key, not a slug."""
-    return bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)) and bool(
-        re.search(r"[0-9]", value)
-    )
+    return all(re.search(letters, value) for letters in ("[a-z]", "[A-Z]", "[0-9]"))
 
 
 def _password(value: str) -> bool:
@@ -226,6 +224,7 @@ def screened_edit(edit: BodyEdit, secrets: SecretPolicy) -> BodyEdit:
 
 
 def _screened_part(text: str | None, secrets: SecretPolicy, where: str) -> str | None:
+    """One part of an edit screened, where the edit has it."""
     return None if text is None else screened(text, secrets, where)
 
 
