@@ -106,12 +106,14 @@ def _stale(row: NoteRow, settings: ContextSettings) -> bool:
 def _item(
     vault: VaultService, row: NoteRow, section: str, settings: ContextSettings
 ) -> BriefingItem:
+    """One memory's briefing entry; a secret its title or text holds shows redacted."""
     stale = _stale(row, settings)
     first = _first_line(vault, row.path)
     flag = f" [not reviewed {clock.age(reviewed(row))}]" if stale else ""
     where = f"{row.category}, " if row.category else ""
-    line = redacted(f"**{row.title}** ({where}{row.age}, id {row.id}){flag}: {first}")
-    return BriefingItem(row.id, row.title, row.path, row.category, section, row.age, stale, line)
+    title = redacted(row.title)
+    line = redacted(f"**{title}** ({where}{row.age}, id {row.id}){flag}: {first}")
+    return BriefingItem(row.id, title, row.path, row.category, section, row.age, stale, line)
 
 
 def _first_line(vault: VaultService, path: str) -> str:

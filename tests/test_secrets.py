@@ -152,11 +152,15 @@ def test_check_secrets_reports_files_without_printing_them(vault_dir: Path) -> N
 def test_the_briefing_never_prints_a_secret_a_file_holds(vault_dir: Path) -> None:
     write_file(vault_dir, "gotcha/deploy.md", f"password: {PASSWORD} for the deploy user\n")
     write_file(vault_dir, "ops/ci.md", f"CI token {GITHUB_TOKEN} lives here\n")
+    write_file(vault_dir, "ops/bot.md", f"---\ntitle: Bot key {OPENAI_KEY}\n---\nThe bot.\n")
     vault = VaultService.open(Settings(vault=vault_dir))
     try:
-        text = build_briefing(vault).text
+        briefing = build_briefing(vault)
     finally:
         vault.close()
+    text = briefing.text
+    assert "Bot key [redacted: OpenAI API key]" in [item.title for item in briefing.items]
+    assert not any(OPENAI_KEY in item.line for item in briefing.items)
     assert "**deploy**" in text and "**ci**" in text
     assert PASSWORD not in text and GITHUB_TOKEN not in text
     assert "[redacted: password]" in text and "[redacted: GitHub token]" in text
