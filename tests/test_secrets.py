@@ -177,6 +177,35 @@ def test_the_cli_refuses_then_redacts(vault_dir: Path) -> None:
     assert "[redacted: OpenAI API key]" in (vault_dir / "bot-key.md").read_text()
 
 
+def test_cli_edit_session_notes_and_import_take_secrets(vault_dir: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+
+    def run(*args: str) -> tuple[int, str]:
+        """A memvault command on the vault: its exit code and output (stderr included)."""
+        result = runner.invoke(main, ["--vault", str(vault_dir), *args])
+        return result.exit_code, result.output
+
+    assert run("write", "--title", "Staging", "The staging box.")[0] == 0
+    code, out = run("edit", "staging", "--append", f"key {AWS_KEY}")
+    assert code == 1 and "append holds a secret (AWS access key on line 1)" in out
+    assert run("edit", "staging", "--append", f"key {AWS_KEY}", "--secrets", "redact")[0] == 0
+    assert "key [redacted: AWS access key]" in (vault_dir / "staging.md").read_text()
+    notes = ["session-notes", "--summary", "Rotated keys.", "--decision", f"use {JWT}"]
+    code, out = run(*notes)
+    assert code == 1 and "decisions item 1 holds a secret (JWT on line 1)" in out
+    code, out = run(*notes, "--secrets", "redact", "--json")
+    assert code == 0, out
+    assert "use [redacted: JWT]" in (vault_dir / json.loads(out)["path"]).read_text()
+    record = {"id": "22222222-2222-4222-8222-222222222222", "title": "Old", "content": JWT}
+    export = tmp_path / "export.jsonl"
+    export.write_text(json.dumps(record) + "\n")
+    code, out = run("import", str(export))
+    assert code == 1 and "JWT on line 1" in out and JWT not in out
+    code, out = run("import", str(export), "--secrets", "redact")
+    assert code == 0 and out.startswith("created 1")
+    assert JWT not in "".join(p.read_text() for p in vault_dir.rglob("*.md"))
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
