@@ -368,7 +368,7 @@ class VaultService:
                 if doc.writable and memory.metadata.get("id") in (None, ""):
                     fields = {"id": memory.id, **fields}
                 fields["updated_at"] = clock.now_iso()
-                if new_path == path:
+                if new_path == path and "title" not in fields:
                     return self._writer.save(path, doc, body, fields, base)
                 return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
 
