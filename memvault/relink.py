@@ -59,20 +59,26 @@ def in_table(body: str, at: int) -> bool:
     outside wikilinks, and so does each line up to a delimiter row such as `|---|:--|`."""
     lines = masked(body).split("\n")
     row = body.count("\n", 0, at)
-    piped = [bool(_CELL_BAR.search(_WIKILINK.sub("", line))) for line in lines]
-    if not piped[row]:
+
+    def piped(number: int) -> bool:
+        """Whether line `number` has a cell bar outside its wikilinks."""
+        return bool(_CELL_BAR.search(_WIKILINK.sub("", lines[number])))
+
+    if not piped(row):
         return False
     first = last = row
-    while first > 0 and piped[first - 1]:
+    while first > 0 and piped(first - 1):
         first -= 1
-    while last + 1 < len(lines) and piped[last + 1]:
+    while last + 1 < len(lines) and piped(last + 1):
         last += 1
     return any(_DELIMITER_ROW.fullmatch(line) for line in lines[first : last + 1])
 
 
 def _without_md(target: str) -> str:
+    """A link target or path without its `.md`, as a wikilink writes it."""
     return target[:-3] if target.lower().endswith(".md") else target
 
 
 def _stem(renamed: Renamed) -> str:
+    """The renamed note's old file name without `.md`."""
     return _without_md(renamed.old_path.rsplit("/", 1)[-1])
