@@ -129,3 +129,16 @@ def test_a_section_bringing_its_own_related_list_makes_no_second_one(
     assert vault.get(memory.id).body == (
         "## Plan\nnew plan\n\n## Related\n- [[other|Other]]\n- [[third|Third]]\n"
     )
+
+
+def test_a_move_next_to_a_namesake_points_links_at_the_path(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    """`[[topic]]` in b/ meant b/topic.md; moved to c/, it would fall to a/topic.md."""
+    write_file(vault_dir, "a/topic.md", "---\ntitle: Topic A\n---\nfirst\n")
+    write_file(vault_dir, "b/topic.md", "---\ntitle: Topic B\n---\nsecond\n")
+    write_file(vault_dir, "b/source.md", "See [[topic]].\n")
+    vault.rebuild()
+    vault.update("b/topic.md", category="c")
+    assert (vault_dir / "b/source.md").read_text() == "See [[c/topic]].\n"
+    assert [row.target for row in vault.outgoing(vault.get("b/source.md"))] == ["c/topic.md"]
