@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from memvault.markdown import Link, find_links, rewrite_links
@@ -117,3 +117,23 @@ def test_a_rename_keeps_a_table_s_cells(case: str, target: str) -> None:
     assert [len(CELL_BAR.findall(row)) for row in after.split("\n")] == [
         len(CELL_BAR.findall(row)) for row in case.split("\n")
     ]
+
+
+@FAST
+@given(title=names, new_title=names, target=names, upper=st.booleans())
+def test_a_related_item_showing_the_old_title_shows_the_new_one(
+    title: str, new_title: str, target: str, upper: bool
+) -> None:
+    """Given a Related item written as memvault writes it, `[[old-note|Title]]` (in any case),
+    when the note is renamed with a new title,
+    then the item points at the new name and shows the new title (nothing when they are one)."""
+    renamed = Renamed(f"{OLD_STEM}.md", title, new_title)
+    shown_title = title.upper() if upper else title
+    assume(shown_title.lower() == title.lower())  # a dotless i upper-cases to I
+    body = f"## Related\n- [[{OLD_STEM}|{shown_title}]]\n"
+    link = find_links(body)[0]
+
+    item = find_links(moved(body, link, target, renamed, True))[0]
+
+    assert item.target == target
+    assert item.text == (None if new_title == target else new_title)
