@@ -401,6 +401,11 @@ class Index:
     def stem_taken(self, stem: str) -> bool:
         return bool(self.query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
 
+    def stem_paths(self, stem: str) -> list[str]:
+        """The paths of the notes whose file name is `stem` (ignoring case)."""
+        sql = "SELECT path FROM notes WHERE stem_key = ? ORDER BY path"
+        return [row[0] for row in self.query(sql, (stem.lower(),))]
+
     def names(self, where: Filter = Filter(archived=None)) -> list[tuple[str, str]]:
         """(path, name) for every title, file name and alias, for fuzzy recall."""
         sql_where, params = filter_sql(where, clock.now_iso())

@@ -203,6 +203,10 @@ def clean_category(category: str | None, limits: Limits) -> str | None:
     return "/".join(parts)
 
 
+# The vault folder's own README (lower-cased), which describes the vault to a person.
+VAULT_README = "readme.md"
+
+
 def path_problem(path: str) -> str | None:
     """Why a vault-relative path can name no memory's file (None when it can): it leaves the
     vault, holds a NUL, or lies in a dot-folder (.trash, .obsidian, memvault's own)."""
@@ -218,8 +222,15 @@ def path_problem(path: str) -> str | None:
 
 def is_memory_path(path: str) -> bool:
     """Whether a walk of the vault takes the file at `path` for a memory: markdown, not in a
-    dot-folder."""
-    return path.lower().endswith(".md") and path_problem(path) is None
+    dot-folder, not the vault's own README.md."""
+    return path.lower().endswith(".md") and path_problem(path) is None and not is_vault_readme(path)
+
+
+def is_vault_readme(path: str) -> bool:
+    """Whether `path` is the vault folder's own README.md (in any case): it says what the
+    folder is, so it is no memory, and no memory is ever written there."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+    return len(parts) == 1 and parts[0].lower() == VAULT_README
 
 
 def clean_scope(scope: str | None) -> str | None:

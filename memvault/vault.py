@@ -41,6 +41,7 @@ from .model import (
     clean_scope,
     clean_tags,
     clean_title,
+    is_memory_path,
     new_id,
     slug_for,
     stem_of,
@@ -391,7 +392,7 @@ class VaultService:
                 if doc.writable and memory.metadata.get("id") in (None, ""):
                     fields = {"id": memory.id, **fields}
                 fields["updated_at"] = clock.now_iso()
-                if new_path == path:
+                if new_path == path and "title" not in fields:
                     return self._writer.save(path, doc, body, fields, base)
                 return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
 
@@ -435,7 +436,7 @@ class VaultService:
         with self._writing():
             wanted = str(record.get("path") or "")
             try:
-                taken = not wanted.endswith(".md") or self._store.exists(wanted)
+                taken = not is_memory_path(wanted) or self._store.exists(wanted)
             except Invalid:
                 taken = True
             taken = taken or self._index.stem_taken(stem_of(wanted))
@@ -579,7 +580,8 @@ class VaultService:
         if stem == memory.stem:
             moved = _join(folder, f"{stem}.md")
             # An expired note whose archive path is taken goes to a free name (outage-2.md).
-            return self._free_path(folder, stem) if self._store.exists(moved) else moved
+            free = is_memory_path(moved) and not self._store.exists(moved)
+            return moved if free else self._free_path(folder, stem)
         return self._free_path(folder, stem, memory.path)
 
     def _free_path(self, folder: str | None, stem: str, current: str | None = None) -> str:
@@ -589,7 +591,9 @@ class VaultService:
             candidate = stem if n == 1 else f"{stem}-{n}"
             path = _join(folder, f"{candidate}.md")
             own = current is not None and stem_of(current).lower() == candidate.lower()
-            if own or (not self._index.stem_taken(candidate) and not self._store.exists(path)):
+            if is_memory_path(path) and (
+                own or (not self._index.stem_taken(candidate) and not self._store.exists(path))
+            ):
                 return path
             n += 1
 

@@ -271,4 +271,4 @@ def test_an_edit_made_in_obsidian_counts_as_a_change_for_conflicts(
     fresh = vault.get(memory.id)
     assert fresh.updated_at and memory.updated_at and fresh.updated_at > memory.updated_at
     vault.update(memory.id, edit=BodyEdit(append="v2"), expected_updated_at=fresh.updated_at)
-    assert path.read_text().endswith("edited by hand\nv2\n")
+    assert path.read_text().endswith("edited by hand\n\nv2\n")
