@@ -194,7 +194,6 @@ class Suggestion:
     title: str
     path: str
     score: float
-    kind: str = "name"
 
 
 @dataclass
