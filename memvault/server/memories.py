@@ -6,7 +6,7 @@ from typing import Annotated
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
@@ -24,6 +24,8 @@ CATEGORY_GUIDE = (
 
 class Section(BaseModel):
     """A heading in the memory and the text to put under it (the heading line is kept)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     heading: str
     content: str
