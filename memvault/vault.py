@@ -39,6 +39,7 @@ from .model import (
     clean_tags,
     clean_title,
     new_id,
+    refuse_reserved,
     slug_for,
     stem_of,
 )
@@ -306,6 +307,7 @@ class VaultService:
         content = check_content(content, self.limits)
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category, self.limits)
+        refuse_reserved(folder)
         scope = clean_scope(scope)
         expires = expiry_from(expires_at, ttl_days)
         now = clock.now_iso()
@@ -519,6 +521,8 @@ class VaultService:
         if category is not None:
             folder = clean_category(category, self.limits)
             if folder != memory.category:
+                expired = memory.expires_at is not None and memory.expires_at <= clock.now_iso()
+                refuse_reserved(folder, expired)
                 fields["category"] = folder
         if fields and not doc.writable:
             raise Invalid(
