@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from memvault.cli import main
 from memvault.vault import VaultService
@@ -129,3 +131,28 @@ def test_a_hand_written_tag_obsidian_cannot_hold_still_reads(vault: VaultService
     vault.sync()
     assert vault.get("legacy").tags == ["a b", "c++"]
     assert vault.update("legacy", title="Legacy note").tags == ["a b", "c++"]
+
+
+@pytest.mark.anyio
+async def test_the_memory_resource_takes_a_path_and_says_not_found(vault_dir: Path) -> None:
+    async with stdio_session(vault_dir) as session:
+        await session.call_tool(
+            "write_mem",
+            {"title": "Payment retries", "content": "Three times.", "category": "decision"},
+        )
+        file = (vault_dir / "decision" / "payment-retries.md").read_text()
+        for uri in (
+            "memvault://memory/decision/payment-retries.md",
+            "memvault://memory/decision%2Fpayment-retries.md",
+            "memvault://memory/payment-retries",
+            "memvault://memory/Payment%20retries",
+        ):
+            read = await session.read_resource(uri)
+            assert [getattr(c, "text", None) for c in read.contents] == [file], uri
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["memvault://memory/{+id}"]
+        for missing in ("memvault://memory/ghost", "memvault://memory/decision/ghost.md"):
+            with pytest.raises(MCPError) as caught:
+                await session.read_resource(missing)
+            assert caught.value.error.code == INVALID_PARAMS, missing  # not found, per SEP-2164
+            assert "no memory" in caught.value.error.message
