@@ -159,13 +159,13 @@ def test_title_change_renames_category_change_moves_id_stays(vault: VaultService
     memory = vault.create("First title", "body", category="work")
     renamed = vault.update(memory.id, title="Second title")
     assert renamed.path == "work/second-title.md" and renamed.id == memory.id
-    moved = vault.update(memory.id, category="archive/2024")
-    assert moved.path == "archive/2024/second-title.md" and moved.id == memory.id
-    assert moved.metadata["category"] == "archive/2024"
+    moved = vault.update(memory.id, category="projects/2024")
+    assert moved.path == "projects/2024/second-title.md" and moved.id == memory.id
+    assert moved.metadata["category"] == "projects/2024"
     root = vault.root
     assert not (root / "work").exists()
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")) == [
-        "archive/2024/second-title.md"
+        "projects/2024/second-title.md"
     ]
     assert vault.get(memory.id).title == "Second title"
 
