@@ -57,7 +57,7 @@ def unknown_arguments(tool: str, arguments: Mapping[str, Any], parameters: Itera
         return ""
     described = []
     for name in unknown:
-        meant = nearest(name, known, arguments)
+        meant = _nearest(name, known, arguments)
         described.append(f"{name!r}" + (f" (did you mean {meant!r}?)" if meant else ""))
     noun = "parameter" if len(unknown) == 1 else "parameters"
     return (
@@ -66,7 +66,7 @@ def unknown_arguments(tool: str, arguments: Mapping[str, Any], parameters: Itera
     )
 
 
-def nearest(name: str, parameters: list[str], given: Mapping[str, Any]) -> str | None:
+def _nearest(name: str, parameters: list[str], given: Mapping[str, Any]) -> str | None:
     """The parameter `name` most likely stands for: one meaning the same, else one spelled
     alike (case, `-` and `_` aside), leaving out parameters the call already gives."""
     free = [p for p in parameters if p not in given]
