@@ -168,7 +168,7 @@ class MemoryOut(Output):
     age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
     reviewed: str = Field(description="How long ago it was last verified")
     confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
-    matched_by: str = Field(description="exact, name (fuzzy) or content")
+    matched_by: str = Field(description="exact, or name (a clear fuzzy match on its names)")
     aliases: list[str] | None = None
     frontmatter: dict[str, Any] | None = None
     problem: str | None = None

@@ -197,7 +197,6 @@ class Suggestion:
     title: str
     path: str
     score: float
-    kind: str = "name"
 
 
 @dataclass

@@ -43,6 +43,7 @@ from .model import (
     clean_title,
     is_memory_path,
     new_id,
+    refuse_reserved,
     slug_for,
     stem_of,
 )
@@ -320,6 +321,7 @@ class VaultService:
         content = check_content(screened(content, secrets, "the content"), self.limits)
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category, self.limits)
+        refuse_reserved(folder)
         scope = clean_scope(scope)
         if expires_at is None and ttl_days is None:
             ttl_days = self.policies.ttl_for(folder)
@@ -560,6 +562,8 @@ class VaultService:
         if category is not None:
             folder = clean_category(category, self.limits)
             if folder != memory.category:
+                expired = memory.expires_at is not None and memory.expires_at <= clock.now_iso()
+                refuse_reserved(folder, expired)
                 fields["category"] = folder
         if fields and not doc.writable:
             raise Invalid(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -179,7 +180,22 @@ def read_content(content: str | None) -> str | None:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+
+
+def split_tags(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """`--tag a,b` and `--tag "a b"` give two tags, as `--tag a --tag b` does."""
+    return tuple(tag for value in values for tag in re.split(r"[,\s]+", value) if tag)
+
+
+tag_option = click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    callback=split_tags,
+    help="A tag (repeat, or separate tags with commas or spaces).",
+)
 secrets_option = click.option(
     "--secrets",
     type=click.Choice(POLICIES),

@@ -8,7 +8,16 @@ from ..markdown import BodyEdit
 from ..secret_scan import SecretPolicy
 from ..session_notes import SessionFields, save_session_notes
 from ..text import ReadFormat, plain_text
-from . import emit, json_option, main, read_content, secrets_option, service, tag_option
+from . import (
+    emit,
+    json_option,
+    main,
+    read_content,
+    secrets_option,
+    service,
+    split_tags,
+    tag_option,
+)
 
 
 @main.command()
@@ -91,7 +100,13 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
 @click.option("--find", default=None, help="Exact text to replace (with --replace).")
 @click.option("--replace", default=None, help="Replacement for --find.")
 @click.option("--expected-count", type=int, default=None, help="How often --find must occur.")
-@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for several).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    callback=split_tags,
+    help="Replace the tags (repeat, or separate tags with commas or spaces).",
+)
 @click.option("--category", default=None)
 @click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
 @click.option(

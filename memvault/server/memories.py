@@ -6,7 +6,7 @@ from typing import Annotated
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
@@ -31,6 +31,8 @@ SECRETS_GUIDE = (
 
 class Section(BaseModel):
     """A heading in the memory and the text to put under it (the heading line is kept)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     heading: str
     content: str
@@ -85,10 +87,11 @@ class MemoryTools(ToolGroup):
         "read_mem",
         "Read a memory",
         READ,
-        "Read one memory by id, path, slug, title or alias. An inexact name or key returns "
-        "the memory it clearly means, with confidence < 1 (substring 0.85+, typo 0.6+, a "
-        "match in the text 0.5 or less); when no match is clearly ahead it fails with the "
-        "candidates and their scores. Prefix category: to look in one category "
+        "Read one memory by id, path, slug, title or alias. An inexact name (a typo, other "
+        "word order, a missing word) returns the memory whose name it clearly means, with "
+        "confidence 0.6 to 0.95; otherwise it fails with the candidate names and their "
+        "scores. It never matches a memory's text: find by content with search_mem. Prefix "
+        "category: to look in one category "
         "(gotcha:deploy). format: markdown (default), plain (no markdown syntax) or json "
         '(every field, with raw frontmatter). Example: read_mem(identifier="payment-retries")',
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from ..briefing import build_briefing
 from ..config import ContextSettings
-from ..errors import MemvaultError
+from ..errors import MemvaultError, NotFound
 from ..markdown import first_line
 from ..secret_scan import redacted
 from ..vault import VaultService
@@ -33,9 +33,11 @@ class Resources:
                 "The session briefing (get_context with no scope).",
             ),
             (
-                "memvault://memory/{id}",
+                # {+id}: a path's slashes are kept (memvault://memory/decision/payment-retries.md)
+                "memvault://memory/{+id}",
                 self.memory,
-                "One memory's markdown file, by id, path or slug.",
+                "One memory's markdown file, by id, path (slashes as they are), slug, title or "
+                "alias; percent-encode spaces (Deploy%20order).",
             ),
             (
                 "memvault://recent",
@@ -52,8 +54,11 @@ class Resources:
         return build_briefing(self.vault, None, 2000, self.settings).text
 
     def memory(self, id: str) -> str:
+        """The file of the memory `id` names exactly; a name no memory has is "not found"."""
         try:
             return self.vault.file_text(id)
+        except NotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from exc
         except MemvaultError as exc:
             raise ResourceError(str(exc)) from exc
 
