@@ -245,13 +245,13 @@ def clean_category(category: str | None, limits: Limits) -> str | None:
 VAULT_README = "readme.md"
 
 
-def refuse_reserved(folder: str | None, expired: bool = False) -> None:
+def refuse_reserved(folder: str | None, archiving: bool = False) -> None:
     """Invalid when a caller files a memory in a folder that is not a category: memvault's
-    archive (a memory there leaves searches and lists at once; only an `expired` one belongs
-    there), or a name Windows keeps for a device (such a folder cannot be synced there)."""
+    archive (a memory there leaves searches and lists at once; only upkeep's `archiving` moves
+    one there), or a name Windows keeps for a device (such a folder cannot be synced there)."""
     if folder is None:
         return
-    if archived(folder) and not expired:
+    if archived(folder) and not archiving:
         raise Invalid(
             f"category {folder!r} is refused: {ARCHIVE}/ is where memvault moves expired "
             "memories, out of search and lists. Pick another category, and give the memory "

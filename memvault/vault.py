@@ -372,6 +372,33 @@ class VaultService:
         if it changed since it was read, it is read again and the edit applied again, unless
         a guard (`expected_version`, `expected_updated_at`) refuses it. A secret in the new
         text is refused, or redacted under `secrets="redact"`."""
+        return self._update(
+            identifier,
+            title=title,
+            edit=edit,
+            tags=tags,
+            category=category,
+            expected_updated_at=expected_updated_at,
+            expected_version=expected_version,
+            allow_duplicate=allow_duplicate,
+            secrets=secrets,
+        )
+
+    def _update(
+        self,
+        identifier: str,
+        *,
+        title: str | None = None,
+        edit: BodyEdit | None = None,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        expected_updated_at: str | None = None,
+        expected_version: str | None = None,
+        allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
+        archiving: bool = False,
+    ) -> Memory:
+        """`update`, and upkeep's moves to archive/ (`archiving`), the only ones let in there."""
         if title is not None:
             title = screened(title, secrets, "the title")
         if edit is not None:
@@ -384,7 +411,7 @@ class VaultService:
                 memory, doc, base = self._lookup.read_for_edit(path)
                 _check_writable(path, doc)
                 _check_guards(memory, expected_version, expected_updated_at)
-                fields = self._changed_fields(memory, doc, title, tags, category)
+                fields = self._changed_fields(memory, doc, title, tags, category, archiving)
                 if "title" in fields and not allow_duplicate:
                     self._refuse_title(fields["title"], path)
                 body = memory.body if edit is None else self._edited(memory, edit)
@@ -466,7 +493,11 @@ class VaultService:
         moved = []
         for path in self._index.expired(clock.now_iso()):
             memory = self.get(path)
-            moved.append(self.update(memory.id, category=archive_folder(memory.category)).path)
+            moved.append(
+                self._update(
+                    memory.id, category=archive_folder(memory.category), archiving=True
+                ).path
+            )
         return moved
 
     def archive_unused(self) -> list[str]:
@@ -478,7 +509,7 @@ class VaultService:
         moved = []
         cutoff = clock.iso(clock.now() - dt.timedelta(days=days))
         for path, category in self._index.unused(cutoff):
-            moved.append(self.update(path, category=archive_folder(category)).path)
+            moved.append(self._update(path, category=archive_folder(category), archiving=True).path)
         return moved
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
@@ -553,6 +584,7 @@ class VaultService:
         title: str | None,
         tags: list[str] | None,
         category: str | None,
+        archiving: bool,
     ) -> dict[str, Any]:
         fields: dict[str, Any] = {}
         if title is not None and clean_title(title, self.limits) != memory.title:
@@ -562,8 +594,7 @@ class VaultService:
         if category is not None:
             folder = clean_category(category, self.limits)
             if folder != memory.category:
-                expired = memory.expires_at is not None and memory.expires_at <= clock.now_iso()
-                refuse_reserved(folder, expired)
+                refuse_reserved(folder, archiving)
                 fields["category"] = folder
         if fields and not doc.writable:
             raise Invalid(

@@ -108,7 +108,7 @@ def test_edits_titles_session_notes_and_properties_are_screened_too(
         vault.update(memory.id, edit=BodyEdit(find="box", replace=f"box {JWT}"))
     assert vault.get(memory.id).body == "The staging box.\n"
     edited = vault.update(memory.id, edit=BodyEdit(append=f"key {AWS_KEY}"), secrets="redact")
-    assert edited.body == "The staging box.\nkey [redacted: AWS access key]\n"
+    assert edited.body == "The staging box.\n\nkey [redacted: AWS access key]\n"
     with pytest.raises(Invalid, match="password on line 1"):
         save_session_notes(vault, SessionFields(f"Rotated it; password={PASSWORD}"))
     with pytest.raises(Invalid, match="property token holds a secret"):
