@@ -31,6 +31,7 @@ from .document import parse_document
 from .errors import TooSlow
 from .markdown import Link
 from .model import VERSION_LENGTH, Memory, content_hash, memory_from
+from .ranking import relevance
 from .records import (
     FileInfo,
     Filter,
@@ -59,10 +60,12 @@ from .search_sql import (
     Statement,
     count_sql,
     filter_sql,
+    held_sql,
     matches_sql,
     search_plan,
     search_sql,
     snippet_text,
+    word_groups,
 )
 from .tally import Tally, Uses, merged
 
@@ -81,11 +84,13 @@ FLUSH_SECONDS = 30.0
 
 @dataclass
 class Match:
-    """A note a query ranked (bm25, lower is better), with the snippet to show for it."""
+    """A note a query ranked (lower is better: bm25, or a fused or cosine score negated), with
+    the snippet to show for it and, when semantic search found it, its cosine similarity."""
 
     rowid: int
     rank: float
     snippet: str
+    similarity: float = 0.0
 
 
 @dataclass
@@ -453,8 +458,8 @@ class Index:
         ranked = self._matches(plan, wanted, now)
         total = len(ranked)
         if total == wanted:
-            total = int(self.query(*count_sql(plan.loose, plan.live, now))[0][0])
-        return SearchPage(self.hits(ranked[max(offset, 0) : wanted]), total)
+            total = int(self.query(*count_sql(plan.loose, plan.live, now, plan.period))[0][0])
+        return SearchPage(self.hits(ranked[max(offset, 0) : wanted], plan.text), total)
 
     def candidates(self, text: str, where: Filter, limit: int) -> list[Match]:
         """The best `limit` full-text matches in search order, for a hybrid search to fuse."""
@@ -466,14 +471,17 @@ class Index:
 
     def _matches(self, plan: SearchPlan, wanted: int, now: str) -> list[Match]:
         if plan.strict == plan.loose:
-            return self._ranked(search_sql(plan.loose, plan.live, wanted, now))
+            return self._ranked(search_sql(plan.loose, plan.live, wanted, now, (), plan.period))
         # A note has the same bm25 in both queries (same phrases), so when fewer than a page
         # have every word, one ranking of the loose query puts those first: bm25's statistics
         # are gathered once, not once per pass.
-        every = [int(r[0]) for r in self.query(*matches_sql(plan.strict, plan.live, wanted, now))]
+        every = [
+            int(r[0])
+            for r in self.query(*matches_sql(plan.strict, plan.live, wanted, now, plan.period))
+        ]
         first = () if len(every) == wanted else every
         expression = plan.strict if len(every) == wanted else plan.loose
-        return self._ranked(search_sql(expression, plan.live, wanted, now, first))
+        return self._ranked(search_sql(expression, plan.live, wanted, now, first, plan.period))
 
     def admitted(self, where: Filter) -> tuple[set[int] | None, set[int]]:
         """The notes `where` lets through, for a search that is not an FTS5 query (semantic):
@@ -492,10 +500,18 @@ class Index:
             Match(int(r[0]), float(r[1]), snippet_text(r[2], r[3])) for r in self.query(*statement)
         ]
 
-    def hits(self, page: list[Match]) -> list[SearchHit]:
-        """The page's matches with what the index knows of each note."""
+    def hits(self, page: list[Match], query: str) -> list[SearchHit]:
+        """The page's matches with what the index knows of each note, and their relevance to
+        `query` (ranking.py): the share of its word groups each note holds, or its cosine
+        similarity when higher."""
         if not page:
             return []
+        groups = word_groups(query)
+        with self._borrowed("search"):
+            held = {
+                m.rowid: sum(1 for group in groups if self.query(*held_sql(group, m.rowid)))
+                for m in page
+            }
         marks = ", ".join("?" for _ in page)
         rows = self.query(
             f"SELECT n.rowid AS hit, {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
@@ -518,6 +534,7 @@ class Index:
                 last_reviewed=note.last_reviewed,
                 scope=note.scope,
                 age=note.age,
+                relevance=relevance(held[match.rowid], len(groups), match.similarity),
             )
             for match in page
             if (note := notes.get(match.rowid)) is not None

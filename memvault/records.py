@@ -39,22 +39,50 @@ class Skipped:
     reason: str
 
 
+# Which time a `since`/`until` filter reads: when a memory last changed, or when it was made.
+Dated = Literal["updated", "created"]
+
+
 @dataclass(frozen=True)
 class Filter:
-    """Which memories a search or a listing covers. Scoped memories are included with the
-    global (unscoped) ones unless `only_scope`. `archived`: False leaves out archived and
-    expired memories, True gives only archived ones, None gives every memory."""
+    """Which memories a search or a listing covers. `category` and `scope` take one name or
+    several (any of them). Scoped memories are included with the global (unscoped) ones unless
+    `only_scope`. `archived`: False leaves out archived and expired memories, True gives only
+    archived ones, None gives every memory. `since`/`until` bound the `dated` time (updated or
+    created): as the caller wrote them (`7d`, `last week`, an ISO date), which the service turns
+    into UTC timestamps (timespec.py) before the index reads them."""
 
-    category: str | None = None
+    category: str | tuple[str, ...] | None = None
     tags: tuple[str, ...] = ()
-    scope: str | None = None
+    scope: str | tuple[str, ...] | None = None
     only_scope: bool = False
     archived: bool | None = False
+    since: str | None = None
+    until: str | None = None
+    dated: Dated = "updated"
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The categories asked for (none: every category)."""
+        return _names(self.category)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes asked for (none: every scope)."""
+        return _names(self.scope)
+
+
+def _names(value: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """One name or several as a tuple, blanks left out."""
+    names = (value,) if isinstance(value, str) else value or ()
+    return tuple(name for name in names if name.strip())
 
 
 @dataclass
 class SearchHit:
-    """One search result, as the tools and the CLI show it."""
+    """One search result, as the tools and the CLI show it: `score` ranks the hits of one
+    search (bm25, fused or cosine by mode), `relevance` (0..1) says how much of the query the
+    memory answers, comparably across queries (see ranking.py)."""
 
     id: str
     title: str
@@ -68,6 +96,7 @@ class SearchHit:
     last_reviewed: str | None
     scope: str | None
     age: str
+    relevance: float = 0.0
 
 
 # Reports how much of a long job is done: (done, total).
@@ -90,8 +119,13 @@ class SemanticStatus:
 
 @dataclass
 class SearchPage:
+    """One page of a search: its hits, how many match in all, where the page starts, and
+    whether more follow it."""
+
     results: list[SearchHit]
     total: int
+    offset: int = 0
+    has_more: bool = False
 
 
 @dataclass

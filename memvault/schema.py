@@ -19,7 +19,7 @@ from .errors import Unreadable
 log = logging.getLogger(__name__)
 
 # Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 TABLES = """
 CREATE TABLE notes (

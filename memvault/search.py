@@ -88,6 +88,10 @@ class Query:
         anded = " AND ".join("(" + " OR ".join(t.fts() for t in g) + ")" for g in self.groups)
         return self._without(f"({anded})")
 
+    def each_group(self) -> list[str]:
+        """Each group alone (its alternatives OR'd): what a hit holds of the question."""
+        return ["(" + " OR ".join(t.fts() for t in g) + ")" for g in self.groups]
+
     def loose(self) -> str:
         """Any term may match: so a missing word never means no results."""
         return self._without("(" + " OR ".join(t.fts() for g in self.groups for t in g) + ")")
