@@ -40,7 +40,7 @@ class Skipped:
 
 
 # Which time a `since`/`until` filter reads: when a memory last changed, or when it was made.
-Dated = Literal["updated", "created"]
+TimeField = Literal["updated", "created"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Filter:
     """Which memories a search or a listing covers. `category` and `scope` take one name or
     several (any of them). Scoped memories are included with the global (unscoped) ones unless
     `only_scope`. `archived`: False leaves out archived and expired memories, True gives only
-    archived ones, None gives every memory. `since`/`until` bound the `dated` time (updated or
+    archived ones, None gives every memory. `since`/`until` bound the `time_field` (updated or
     created): as the caller wrote them (`7d`, `last week`, an ISO date), which the service turns
     into UTC timestamps (timespec.py) before the index reads them."""
 
@@ -59,7 +59,7 @@ class Filter:
     archived: bool | None = False
     since: str | None = None
     until: str | None = None
-    dated: Dated = "updated"
+    time_field: TimeField = "updated"
 
     @property
     def categories(self) -> tuple[str, ...]:

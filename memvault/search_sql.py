@@ -147,7 +147,9 @@ def period_sql(filter: Filter) -> Statement:
     """SQL conditions on notes `n` (each starting with AND) for the filter's time window:
     `since` (inclusive) and `until` (exclusive), as UTC timestamps, on the updated or the
     created time (a note without a created time counts by its updated time)."""
-    column = "n.updated_at" if filter.dated == "updated" else "coalesce(n.created_at, n.updated_at)"
+    column = "coalesce(n.created_at, n.updated_at)"
+    if filter.time_field == "updated":
+        column = "n.updated_at"
     where, params = "", list[object]()
     if filter.since:
         where += f" AND {column} >= ?"

@@ -20,7 +20,7 @@ import click
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
-from ..records import Filter
+from ..records import Filter, TimeField
 from ..vault import VaultService
 
 EXIT_ERROR = 1
@@ -168,14 +168,39 @@ tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat fo
 
 
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--category, --tag, --scope, --only-scope, --archived: which memories a command covers."""
+    """--category, --tag, --scope, --only-scope, --archived, --since, --until, --time-field:
+    which memories a command covers."""
     for option in reversed(
         (
-            click.option("--category", default=None, help="Only this category (and below it)."),
+            click.option(
+                "--category",
+                "categories",
+                multiple=True,
+                help="Only this category (and below it); repeat for any of several.",
+            ),
             tag_option,
-            click.option("--scope", default=None, help="This scope's memories plus global ones."),
+            click.option(
+                "--scope",
+                "scopes",
+                multiple=True,
+                help="This scope's memories plus global ones; repeat for several.",
+            ),
             click.option("--only-scope", is_flag=True, help="With --scope: leave out global ones."),
             click.option("--archived", is_flag=True, help="The archive instead of live memories."),
+            click.option(
+                "--since",
+                default=None,
+                help="Changed since: an ISO date or datetime, or 7d, 2w, 3 months, yesterday, "
+                "last week, this month...",
+            ),
+            click.option("--until", default=None, help="Changed before (same forms as --since)."),
+            click.option(
+                "--time-field",
+                type=click.Choice(["updated", "created"]),
+                default="updated",
+                show_default=True,
+                help="The time --since and --until read.",
+            ),
         )
     ):
         command = option(command)
@@ -183,14 +208,17 @@ def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def make_filter(
-    category: str | None,
+    categories: tuple[str, ...],
     tags: tuple[str, ...],
-    scope: str | None,
+    scopes: tuple[str, ...],
     only_scope: bool,
     archived: bool | None,
+    since: str | None,
+    until: str | None,
+    time_field: TimeField,
 ) -> Filter:
     """The Filter that `filter_options` describe."""
-    return Filter(category, tags, scope, only_scope, archived)
+    return Filter(categories, tags, scopes, only_scope, archived, since, until, time_field)
 
 
 # The commands register themselves on `main` when their modules are imported.
