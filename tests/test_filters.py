@@ -159,8 +159,9 @@ def test_prefer_recent_puts_the_newer_of_a_near_tie_first(
     vault: VaultService, vault_dir: Path
 ) -> None:
     near_tie_vault(vault, vault_dir)
-    plain = [hit.title for hit in vault.search("redis eviction policy").results]
-    recent = [hit.title for hit in vault.search("redis eviction policy", prefer_recent=True).results]
+    query = "redis eviction policy"
+    plain = [hit.title for hit in vault.search(query).results]
+    recent = [hit.title for hit in vault.search(query, prefer_recent=True).results]
     assert plain == ["Redis eviction (older)", "Redis eviction (newer)"]
     assert recent == ["Redis eviction (newer)", "Redis eviction (older)"]
 

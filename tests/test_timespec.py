@@ -61,7 +61,7 @@ def test_each_form_names_its_span(text: str, expected: Span) -> None:
     "text", ["soon", "3 m", "7 fortnights", "2024-13-01", "", "last decade", "-7d", "1e3d"]
 )
 def test_anything_else_is_a_clear_error_listing_the_forms(text: str) -> None:
-    with pytest.raises(Invalid, match="cannot read the time .* use an ISO date"):
+    with pytest.raises(Invalid, match=r"cannot read the time .* use an ISO date"):
         span(text, NOW)
 
 
@@ -102,9 +102,7 @@ def test_a_relative_time_is_a_moment_never_after_now(text: str, now: dt.datetime
 
 
 @given(periods, nows)
-def test_a_period_starts_at_midnight_and_holds_or_precedes_now(
-    text: str, now: dt.datetime
-) -> None:
+def test_a_period_starts_at_midnight_and_holds_or_precedes_now(text: str, now: dt.datetime) -> None:
     found = span(text, now)
     assert found.start < found.end
     assert (found.start.hour, found.start.minute, found.start.second) == (0, 0, 0)

@@ -36,7 +36,7 @@ class Resources:
                 "The session briefing (get_context with no scope: the server's default scope).",
             ),
             (
-                "memvault://context/{scope}",
+                "memvault://context/{+scope}",
                 self.scoped_context,
                 "The session briefing of a scope, or of several separated by commas "
                 "(memvault://context/shop,shared), with the global memories.",
