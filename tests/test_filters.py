@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.config import Settings
 from memvault.errors import Invalid
 from memvault.records import Filter
 from memvault.vault import VaultService
@@ -185,3 +186,26 @@ def test_prefer_recent_never_buries_a_clearly_better_older_answer(
     recent = [hit.title for hit in vault.search(query, prefer_recent=True).results]
     assert plain[0] == recent[0] == "Postgres connection pool size"
     assert recent == plain
+
+
+def test_relevance_means_the_same_in_every_mode(vault_dir: Path) -> None:
+    """By words: the share of the query's words; by meaning: the cosine similarity; hybrid:
+    the higher. A paraphrase sharing no word is relevant by meaning only; filters hold."""
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        vault.create("Rolling back a deployment", "Redeploy the previous build from CI.")
+        vault.create("Office plants", "Water the ficus every Monday.")
+        dated(vault_dir, "old.md", "Rollback in 2020", "We rolled back by hand then.", 1500)
+        vault.sync()
+        assert vault.embed() == 3
+        paraphrase = "return the site to the older version after a bad release"
+        by_meaning = vault.search(paraphrase, mode="semantic").results
+        assert by_meaning[0].title == "Rolling back a deployment"
+        assert all(0.0 <= hit.relevance <= 1.0 for hit in by_meaning)
+        assert by_meaning[0].relevance > by_meaning[-1].relevance
+        hybrid = {hit.title: hit.relevance for hit in vault.search("ficus", mode="hybrid").results}
+        assert hybrid["Office plants"] == 1.0
+        recent = vault.search(paraphrase, mode="semantic", where=Filter(since="1y")).results
+        assert "Rollback in 2020" not in [hit.title for hit in recent]
+    finally:
+        vault.close()
