@@ -184,8 +184,12 @@ def filter_sql(filter: Filter, now: str) -> Statement:
         where = f" AND NOT {archived} AND (n.expires_at IS NULL OR n.expires_at > ?)"
         params.append(now)
     if filter.scopes:
-        either = " OR ".join("n.scope = ? COLLATE NOCASE" for _ in filter.scopes)
-        where += f" AND ({either}" + (")" if filter.only_scope else " OR n.scope IS NULL)")
+        # One IN, not an OR of `=`: SQLite 3.40 turns that OR into an IN on the (binary)
+        # index notes_scope and loses NOCASE (`ACME` then misses `acme`).
+        marks = ", ".join("?" for _ in filter.scopes)
+        where += f" AND (n.scope COLLATE NOCASE IN ({marks})" + (
+            ")" if filter.only_scope else " OR n.scope IS NULL)"
+        )
         params += filter.scopes
     folders = [name for category in filter.categories for name in category_spellings(category)]
     if folders:
