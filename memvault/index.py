@@ -20,8 +20,9 @@ import math
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,15 +56,18 @@ from .schema import (
 from .search_sql import (
     ARCHIVED,
     NOTE_OF_ROW,
+    PAGE_ROW,
+    PAGE_TABLE,
     SORTS,
     SearchPlan,
     Statement,
     count_sql,
     filter_sql,
-    held_sql,
     matches_sql,
+    page_held_sql,
     search_plan,
     search_sql,
+    sections_sql,
     snippet_text,
     word_groups,
 )
@@ -80,6 +84,8 @@ PROGRESS_STEPS = 10_000
 # Uses are saved when this many memories have unsaved ones, or the oldest is this old.
 FLUSH_MEMORIES = 500
 FLUSH_SECONDS = 30.0
+# A hit's relevance reads this many characters of its note at most (a few sections).
+RELEVANCE_CHARS = 200_000
 
 
 @dataclass
@@ -507,11 +513,7 @@ class Index:
         if not page:
             return []
         groups = word_groups(query)
-        with self._borrowed("search"):
-            held = {
-                m.rowid: sum(1 for group in groups if self.query(*held_sql(group, m.rowid)))
-                for m in page
-            }
+        held = self._groups_held(page, groups) if groups else Counter[int]()
         marks = ", ".join("?" for _ in page)
         rows = self.query(
             f"SELECT n.rowid AS hit, {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
@@ -539,6 +541,25 @@ class Index:
             for match in page
             if (note := notes.get(match.rowid)) is not None
         ]
+
+    def _groups_held(self, page: list[Match], groups: list[str]) -> Counter[int]:
+        """How many of the word groups each note of the page holds, matched in a scratch
+        FTS5 table of the page's text (search_sql.PAGE_TABLE), the first RELEVANCE_CHARS
+        characters of each note."""
+        with closing(sqlite3.connect(":memory:")) as scratch:
+            scratch.execute(PAGE_TABLE)
+            for match in page:
+                budget = RELEVANCE_CHARS
+                for row in self.query(*sections_sql(match.rowid)):
+                    if budget <= 0:
+                        break
+                    scratch.execute(PAGE_ROW, tuple(row))
+                    budget -= len(row[4])
+            return Counter(
+                int(found[0])
+                for group in groups
+                for found in scratch.execute(*page_held_sql(group))
+            )
 
     def list_notes(
         self, where: Filter = Filter(), sort: str = "updated", limit: int = 50, offset: int = 0

@@ -15,7 +15,7 @@ from .facets import filter_terms
 from .model import ARCHIVE, category_spellings
 from .records import Filter
 from .rows import SECTION_BITS, section_rowids
-from .search import display_text, parse_query
+from .search import TOKENIZE, display_text, parse_query
 
 # bm25 weights for (title, aliases, tags, body, facets): a title match outranks a body match;
 # facets (filters, see facets.py) never count.
@@ -47,8 +47,7 @@ SORTS = {
 class SearchPlan:
     """A query and filter as FTS5 expressions: `strict` needs every word, `loose` any of them
     (the same when the query has one word); `live` leaves out expired memories; `text` is the
-    query as typed; `period` is
-    the SQL of a time window on notes `n` (period_sql)."""
+    query as typed; `period` is the SQL of a time window on notes `n` (period_sql)."""
 
     strict: str
     loose: str
@@ -120,13 +119,26 @@ def word_groups(text: str) -> list[str]:
     return parse_query(text).each_group()
 
 
-def held_sql(group: str, note: int) -> Statement:
-    """One row when note `note` (any of its sections) holds the word group `group`."""
-    first, last = section_rowids(note)
+# A scratch FTS5 table of one page's text, cut into tokens as notes_fts is: relevance matches
+# each word group there, not in the index, where a prefix (`a*`) expands over the whole vault's
+# words and costs as much as the search again for each group.
+PAGE_TABLE = (
+    f"CREATE VIRTUAL TABLE page USING fts5(title, aliases, tags, body, tokenize = '{TOKENIZE}')"
+)
+PAGE_ROW = "INSERT INTO page (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)"
+
+
+def sections_sql(note: int) -> Statement:
+    """Each FTS row of note `note` (its sections, in order), as PAGE_ROW takes it."""
     return (
-        "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT 1",
-        [group, first, last],
+        "SELECT rowid, title, aliases, tags, body FROM notes_fts WHERE rowid BETWEEN ? AND ?",
+        list(section_rowids(note)),
     )
+
+
+def page_held_sql(group: str) -> Statement:
+    """The notes of the scratch table that hold the word group `group`."""
+    return f"SELECT DISTINCT rowid >> {SECTION_BITS} FROM page WHERE page MATCH ?", [group]
 
 
 def _matching(expression: str, live: bool, now: str, period: Statement) -> Statement:

@@ -71,6 +71,8 @@ async def test_search_mem_filters_pages_and_weighs(vault_dir: Path) -> None:
         assert "cannot read the time 'a while'" in error
         exported = await call(session, "export_mem", since="3 days")
         assert [memory["title"] for memory in exported["memories"]] == ["Checkout owner"]
+        problems = await call(session, "export_mem", category=["problem", "decision"], until="2d")
+        assert titles(problems, "memories") == ["Checkout times out", "Checkout was slow"]
 
 
 @pytest.mark.anyio
@@ -106,6 +108,8 @@ async def test_a_server_scope_is_the_default_of_writes_and_reads(
         assert titles(found) == ["Global deploy", "Shop deploy"]
         everything = await call(session, "list_mem", scope=[])
         assert titles(everything, "items") == ["Blog deploy", "Global deploy", "Shop deploy"]
+        both = await call(session, "search_mem", query="deploy", scope=["blog", "shop"])
+        assert titles(both) == ["Blog deploy", "Global deploy", "Shop deploy"]
         glob = await call(session, "write_mem", title="Tabs", content="Use spaces.", scope="")
         assert "scope:" not in (vault_dir / glob["path"]).read_text()
         briefing = await session.read_resource("memvault://context")
@@ -156,6 +160,12 @@ def test_the_cli_filters_as_the_tools_do(vault_dir: Path) -> None:
 def test_the_cli_briefing_takes_scopes_and_a_recent_window(vault_dir: Path) -> None:
     dated(vault_dir, "shop.md", "Shop deploy", "Deploy on Mondays.", 2, scope="shop")
     dated(vault_dir, "blog.md", "Blog deploy", "The blog deploys itself.", 2, scope="blog")
+    code, out, _ = run(
+        vault_dir, "search", "deploy", "--scope", "shop", "--scope", "blog", "--json"
+    )
+    assert code == 0 and titles(json.loads(out)) == ["Blog deploy", "Shop deploy"]
+    code, out, _ = run(vault_dir, "list", "--scope", "shop", "--only-scope", "--json")
+    assert code == 0 and titles(json.loads(out), "items") == ["Shop deploy"]
     code, out, _ = run(vault_dir, "context", "--scope", "shop", "--scope", "shared")
     assert code == 0 and "Shop deploy" in out and "Blog deploy" not in out
     code, out, _ = run(vault_dir, "context", "--recent-days", "1")
