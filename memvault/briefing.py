@@ -8,6 +8,7 @@ for a long time (flagged, so the assistant can verify or correct them).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from . import clock
 from .config import ContextSettings
@@ -27,14 +28,14 @@ def estimate_tokens(text: str) -> int:
 
 def build_briefing(
     vault: VaultService,
-    scope: str | tuple[str, ...] | None = None,
+    scope: str | Sequence[str] | None = None,
     max_tokens: int = 2000,
     settings: ContextSettings | None = None,
 ) -> Briefing:
     """A compact markdown briefing that fits `max_tokens`, of one scope or several (with the
     global memories); each included memory counts a use."""
     settings = settings or ContextSettings()
-    scopes = Filter(scope=scope).scopes
+    scopes = Filter.of(scope=scope).scopes
     header = "# Memory briefing" + (f" for {', '.join(scopes)}" if scopes else "") + "\n"
     sections = _sections(vault, scopes, settings)
     lines = [header]

@@ -5,7 +5,7 @@ Faces (CLI, MCP server) import these and `model.Memory`, never the index or the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -61,6 +61,30 @@ class Filter:
     until: str | None = None
     time_field: TimeField = "updated"
 
+    @classmethod
+    def of(
+        cls,
+        category: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        scope: str | Sequence[str] | None = None,
+        only_scope: bool = False,
+        archived: bool | None = False,
+        since: str | None = None,
+        until: str | None = None,
+        time_field: TimeField = "updated",
+    ) -> Filter:
+        """A Filter from a face's arguments, where several names come as a list."""
+        return cls(
+            _one_or_tuple(category),
+            tuple(tags or ()),
+            _one_or_tuple(scope),
+            only_scope,
+            archived,
+            since,
+            until,
+            time_field,
+        )
+
     @property
     def categories(self) -> tuple[str, ...]:
         """The categories asked for (none: every category)."""
@@ -70,6 +94,10 @@ class Filter:
     def scopes(self) -> tuple[str, ...]:
         """The scopes asked for (none: every scope)."""
         return _names(self.scope)
+
+
+def _one_or_tuple(value: str | Sequence[str] | None) -> str | tuple[str, ...] | None:
+    return value if value is None or isinstance(value, str) else tuple(value)
 
 
 def _names(value: str | tuple[str, ...] | None) -> tuple[str, ...]:

@@ -20,7 +20,6 @@ import click
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
-from ..records import Filter, TimeField
 from ..vault import VaultService
 
 EXIT_ERROR = 1
@@ -174,14 +173,12 @@ def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
         (
             click.option(
                 "--category",
-                "categories",
                 multiple=True,
                 help="Only this category (and below it); repeat for any of several.",
             ),
             tag_option,
             click.option(
                 "--scope",
-                "scopes",
                 multiple=True,
                 help="This scope's memories plus global ones; repeat for several.",
             ),
@@ -205,20 +202,6 @@ def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
     ):
         command = option(command)
     return command
-
-
-def make_filter(
-    categories: tuple[str, ...],
-    tags: tuple[str, ...],
-    scopes: tuple[str, ...],
-    only_scope: bool,
-    archived: bool | None,
-    since: str | None,
-    until: str | None,
-    time_field: TimeField,
-) -> Filter:
-    """The Filter that `filter_options` describe."""
-    return Filter(categories, tags, scopes, only_scope, archived, since, until, time_field)
 
 
 # The commands register themselves on `main` when their modules are imported.

@@ -9,8 +9,8 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ..records import CheckReport, Maintenance, Progress, SemanticStatus, Skipped
-from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
+from ..records import CheckReport, Filter, Maintenance, Progress, SemanticStatus, Skipped
+from . import EXIT_ERROR, emit, filter_options, json_option, main, service
 
 T = TypeVar("T")
 
@@ -157,7 +157,7 @@ def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
     """Print every memory (or the filtered ones) with metadata, links and usage."""
     from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
 
-    where = make_filter(**{**filters, "archived": filters["archived"] or None})
+    where = Filter.of(**{**filters, "archived": filters["archived"] or None})
     with service(ctx) as vault:
         for chunk in dump(export_records(vault, where), fmt):
             click.echo(chunk, nl=False)

@@ -120,10 +120,10 @@ class ToolGroup:
         self.vault = vault
         self.scope = scope
 
-    def scoped(self, scope: Names) -> str | tuple[str, ...] | None:
+    def scoped(self, scope: Names) -> Names:
         """The scope or scopes a call names, or the server's default when it names none (an
         empty name or list names none: every scope for a read, global for a write)."""
-        return self.scope if scope is None else names(scope)
+        return self.scope if scope is None else scope
 
     def register(self, mcp: MCPServer) -> None:
         """Add this group's marked methods to `mcp` as tools."""
@@ -137,8 +137,3 @@ class ToolGroup:
                     description=spec.description,
                     annotations=spec.annotations,
                 )
-
-
-def names(value: Names) -> str | tuple[str, ...] | None:
-    """One name, or a list of them as a Filter holds it."""
-    return tuple(value) if isinstance(value, list) else value

@@ -11,7 +11,7 @@ from ..exchange import dump, export_records
 from ..output import ExportOut, ListOut, SearchOut
 from ..records import Filter, TimeField
 from ..text import hit_line, list_heading, note_line, search_heading
-from .common import READ, Names, ToolGroup, names, reply, tool, tool_errors
+from .common import READ, Names, ToolGroup, reply, tool, tool_errors
 
 WHEN = (
     "since/until: an ISO date or datetime, or 7d, 2w, 3 months, yesterday, last week, this "
@@ -54,15 +54,8 @@ class SearchTools(ToolGroup):
         prefer_recent: bool = False,
         mode: Literal["hybrid", "keyword", "semantic"] | None = None,
     ) -> Annotated[CallToolResult, SearchOut]:
-        where = Filter(
-            names(category),
-            tuple(tags or ()),
-            self.scoped(scope),
-            only_scope,
-            archived,
-            since,
-            until,
-            time_field,
+        where = Filter.of(
+            category, tags, self.scoped(scope), only_scope, archived, since, until, time_field
         )
         with tool_errors():
             page = self.vault.search(
@@ -98,15 +91,8 @@ class SearchTools(ToolGroup):
         until: str | None = None,
         time_field: TimeField = "updated",
     ) -> Annotated[CallToolResult, ListOut]:
-        where = Filter(
-            names(category),
-            tuple(tags or ()),
-            self.scoped(scope),
-            only_scope,
-            archived,
-            since,
-            until,
-            time_field,
+        where = Filter.of(
+            category, tags, self.scoped(scope), only_scope, archived, since, until, time_field
         )
         with tool_errors():
             rows, total = self.vault.list_memories(where, sort, limit, offset)
@@ -133,9 +119,9 @@ class SearchTools(ToolGroup):
         until: str | None = None,
         time_field: TimeField = "updated",
     ) -> Annotated[CallToolResult, ExportOut]:
-        where = Filter(
-            names(category),
-            tuple(tags or ()),
+        where = Filter.of(
+            category,
+            tags,
             self.scoped(scope),
             False,
             None if include_archived else False,
