@@ -2,13 +2,13 @@
 
 Relevance says how much of the question a memory answers, in every search mode:
 
-- by words: the share of the query's words it holds (each word, "phrase", OR-group or CJK pair
-  counts once; filler words are left out as the search leaves them out), so 1.0 means every
-  word, 0.5 half of them, whatever the vault's size or the words' rarity (bm25, which ranks the
-  hits, is neither: it is relative to the vault and to the query);
-- by meaning: the cosine similarity of the query to the memory's closest chunk, below 0 taken
-  as 0 (with the default model, about 0.5 and up is on topic);
-- both (hybrid): the higher of the two.
+- by words (every mode): the share of the query's words it holds (each word, "phrase",
+  OR-group or CJK pair counts once; filler words are left out as the search leaves them out),
+  so 1.0 means every word, 0.5 half of them, whatever the vault's size or the words' rarity
+  (bm25, which ranks the hits, is neither: it is relative to the vault and to the query);
+- by meaning (semantic and hybrid modes): the higher of that share and the cosine similarity of
+  the query to the memory's closest chunk, below 0 taken as 0 (with the default model, about
+  0.5 and up is on topic).
 
 The relevance never reorders a search: hits stay in their ranking's order.
 """
