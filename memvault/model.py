@@ -203,6 +203,17 @@ def clean_category(category: str | None, limits: Limits) -> str | None:
     return "/".join(parts)
 
 
+def refuse_archive(folder: str | None) -> None:
+    """Invalid for a new memory in the archive: expired memories go there, and one written
+    there would leave search, lists and the briefing at once."""
+    if folder is not None and archived(folder):
+        raise Invalid(
+            f"category {folder!r} is the archive, where expired memories go: a memory written "
+            "there is hidden at once; pick another category (expires_at or ttl_days archive it "
+            "later)"
+        )
+
+
 def category_spellings(category: str) -> tuple[str, ...]:
     """The folders (lower-case) a category filter names: as written, and as `clean_category`
     stores it on a write (`architecture_decision` -> `architecture-decision`), so a filter

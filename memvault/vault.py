@@ -39,6 +39,7 @@ from .model import (
     clean_tags,
     clean_title,
     new_id,
+    refuse_archive,
     slug_for,
     stem_of,
 )
@@ -332,6 +333,7 @@ class VaultService:
         content = check_content(content, self.limits)
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category, self.limits)
+        refuse_archive(folder)
         scope = clean_scope(scope)
         expires = expiry_from(expires_at, ttl_days)
         now = clock.now_iso()

@@ -44,6 +44,16 @@ def test_a_category_filter_accepts_the_spelling_a_write_accepted(vault: VaultSer
         assert titles_found(vault, "events", Filter(category=spelling)) == ["Use events"]
 
 
+@pytest.mark.parametrize("category", ["archive", "Archive", "archive/ops", "/archive/"])
+def test_a_new_memory_in_the_archive_is_refused_with_the_reason(
+    vault: VaultService, category: str
+) -> None:
+    with pytest.raises(Invalid, match="is the archive, where expired memories go"):
+        vault.create("Hidden at once", "Nobody would find this.", category=category)
+    assert vault.list_memories(Filter(archived=None)) == ([], 0)
+    assert vault.create("Archival tips", "Fine.", category="archives").category == "archives"
+
+
 def test_a_category_filter_still_finds_a_folder_made_by_hand(
     vault: VaultService, vault_dir: Path
 ) -> None:

@@ -69,6 +69,9 @@ async def test_search_mem_filters_pages_and_weighs(vault_dir: Path) -> None:
         assert relevant["results"][0]["relevance"] == 1.0
         error = await tool_error(session, "search_mem", {"query": "x", "since": "a while"})
         assert "cannot read the time 'a while'" in error
+        archive = {"title": "Hidden", "content": "Gone at once.", "category": "archive"}
+        error = await tool_error(session, "write_mem", archive)
+        assert "'archive' is the archive, where expired memories go" in error
         exported = await call(session, "export_mem", since="3 days")
         assert [memory["title"] for memory in exported["memories"]] == ["Checkout owner"]
         problems = await call(session, "export_mem", category=["problem", "decision"], until="2d")
