@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from . import clock
 from .config import ContextSettings
@@ -33,14 +34,16 @@ def estimate_tokens(text: str) -> int:
 
 def build_briefing(
     vault: VaultService,
-    scope: str | None = None,
+    scope: str | Sequence[str] | None = None,
     max_tokens: int = 2000,
     settings: ContextSettings | None = None,
 ) -> Briefing:
-    """A compact markdown briefing that fits `max_tokens`; each included memory counts a use."""
+    """A compact markdown briefing that fits `max_tokens`, of one scope or several (with the
+    global memories); each included memory counts a use."""
     settings = settings or ContextSettings()
-    header = "# Memory briefing" + (f" for {scope}" if scope else "") + "\n"
-    sections = _sections(vault, scope, settings)
+    scopes = Filter.of(scope=scope).scopes
+    header = "# Memory briefing" + (f" for {', '.join(scopes)}" if scopes else "") + "\n"
+    sections = _sections(vault, scopes, settings)
     lines = [header]
     items: list[BriefingItem] = []
     seen: set[str] = set()
@@ -66,19 +69,19 @@ def build_briefing(
 
 
 def _sections(
-    vault: VaultService, scope: str | None, settings: ContextSettings
+    vault: VaultService, scopes: tuple[str, ...], settings: ContextSettings
 ) -> list[tuple[str, list[NoteRow]]]:
     sections: list[tuple[str, list[NoteRow]]] = []
     for category in settings.always:
-        rows, _ = vault.list_memories(Filter(category=category, scope=scope), "usage", MAX_ITEMS)
+        rows, _ = vault.list_memories(Filter(category=category, scope=scopes), "usage", MAX_ITEMS)
         sections.append((f"Always ({category})", rows))
-    if scope:
-        rows, _ = vault.list_memories(Filter(scope=scope, only_scope=True), "updated", MAX_ITEMS)
-        sections.append((f"Scope: {scope}", rows))
-    recent, _ = vault.list_memories(Filter(scope=scope), "updated", MAX_ITEMS)
+    for one in scopes:
+        rows, _ = vault.list_memories(Filter(scope=one, only_scope=True), "updated", MAX_ITEMS)
+        sections.append((f"Scope: {one}", rows))
+    recent, _ = vault.list_memories(Filter(scope=scopes), "updated", MAX_ITEMS)
     fresh = [r for r in recent if (clock.days_since(r.updated_at) or 0) <= settings.recent_days]
     sections.append((f"Changed in the last {settings.recent_days:g} days", fresh))
-    stale = stale_memories(vault, scope, settings)
+    stale = stale_memories(vault, scopes, settings)
     sections.append(
         (f"Not reviewed for {settings.stale_days:g}+ days (verify_mem if still true)", stale)
     )
@@ -86,7 +89,10 @@ def _sections(
 
 
 def stale_memories(
-    vault: VaultService, scope: str | None, settings: ContextSettings, limit: int = MAX_ITEMS
+    vault: VaultService,
+    scope: str | tuple[str, ...] | None,
+    settings: ContextSettings,
+    limit: int = MAX_ITEMS,
 ) -> list[NoteRow]:
     """The memories nobody has reviewed for `settings.stale_days` or more, oldest first."""
     oldest, _ = vault.list_memories(Filter(scope=scope), "reviewed", limit)

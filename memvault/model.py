@@ -265,6 +265,15 @@ def refuse_reserved(folder: str | None, archiving: bool = False) -> None:
             )
 
 
+def category_spellings(category: str) -> tuple[str, ...]:
+    """The folders (lower-case) a category filter names: as written, and as `clean_category`
+    stores it on a write (`architecture_decision` -> `architecture-decision`), so a filter
+    accepts every spelling a write accepts and still finds a folder made by hand."""
+    written = category.strip().strip("/").lower()
+    stored = "/".join(p for p in (_slug(part) for part in re.split(r"[\\/]+", category)) if p)
+    return tuple(dict.fromkeys(name for name in (written, stored) if name))
+
+
 def path_problem(path: str) -> str | None:
     """Why a vault-relative path can name no memory's file (None when it can): it leaves the
     vault, holds a NUL, or lies in a dot-folder (.trash, .obsidian, memvault's own)."""

@@ -239,6 +239,8 @@ class Verified(Output):
 class SearchOut(Output):
     results: list[SearchHit]
     total: int
+    offset: int
+    has_more: bool
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:

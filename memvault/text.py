@@ -42,7 +42,8 @@ def hit_line(hit: SearchHit) -> str:
     """A search hit on one line (search_mem's text, `memvault search`)."""
     return (
         f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, reviewed "
-        f"{clock.age(hit.last_reviewed)}): {' '.join(hit.snippet.split())}"
+        f"{clock.age(hit.last_reviewed)}, relevance {hit.relevance:.2f}): "
+        f"{' '.join(hit.snippet.split())}"
     )
 
 

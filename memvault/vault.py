@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import checks, clock, indexer, similar, workers
+from . import checks, clock, indexer, ranking, similar, timespec, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
@@ -79,6 +79,10 @@ DUPLICATE_CANDIDATES = 5
 WORD = re.compile(r"\w{4,}")
 # How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
 CANDIDATES = 50
+# How many of the best matches a search with min_relevance weighs, and how many more than a
+# page prefer_recent looks at, for a newer near-tie just below the page.
+WEIGHED = 500
+RECENT = 20
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
 
@@ -227,19 +231,37 @@ class VaultService:
         offset: int = 0,
         where: Filter | None = None,
         mode: SearchMode | None = None,
+        min_relevance: float = 0.0,
+        prefer_recent: bool = False,
     ) -> SearchPage:
         """Search by words (`keyword`, bm25), by meaning (`semantic`, the notes whose best chunk
         is closest), or both fused (`hybrid`, see fusion.py): hybrid when vectors exist unless
-        `mode` says otherwise. Each memory returned counts as one use."""
-        where = where or Filter()
+        `mode` says otherwise. `min_relevance` leaves out hits less relevant than that (weighing
+        the best WEIGHED matches), `prefer_recent` breaks near-ties toward newer memories
+        (ranking.py). Each memory returned counts as one use."""
+        where = _dated(where)
         offset = min(offset, MAX_OFFSET)
         chosen = mode or ("hybrid" if self._semantic.has_vectors() else "keyword")
-        if chosen == "keyword":
-            page = self._index.search(query, limit, offset, where)
+        if min_relevance > 0 or prefer_recent:
+            depth = max(offset + limit, WEIGHED) if min_relevance > 0 else offset + limit + RECENT
+            pool = self._ranked(query, depth, 0, where, chosen)
+            hits = [hit for hit in pool.results if hit.relevance >= min_relevance]
+            hits = ranking.prefer_recent(hits) if prefer_recent else hits
+            total = len(hits) if min_relevance > 0 else pool.total
+            page = SearchPage(hits[offset : offset + limit], total)
         else:
-            page = self._by_meaning(query, limit, offset, where, chosen == "hybrid")
+            page = self._ranked(query, limit, offset, where, chosen)
+        page.offset, page.has_more = offset, offset + len(page.results) < page.total
         self._index.record_access(hit.id for hit in page.results)
         return page
+
+    def _ranked(
+        self, query: str, limit: int, offset: int, where: Filter, mode: SearchMode
+    ) -> SearchPage:
+        """A page of the search in `mode`, in its ranking's order."""
+        if mode == "keyword":
+            return self._index.search(query, limit, offset, where)
+        return self._by_meaning(query, limit, offset, where, mode == "hybrid")
 
     def _by_meaning(
         self, query: str, limit: int, offset: int, where: Filter, hybrid: bool
@@ -264,8 +286,12 @@ class VaultService:
                 return snippets.get(rowid, "")
             return self._semantic.excerpt(rowid, chunk_of[rowid])
 
-        page = [Match(rowid, -score, snippet(rowid)) for rowid, score in ranked[offset:wanted]]
-        return SearchPage(self._index.hits(page), len(ranked))
+        cosine = {n.note: n.score for n in near}
+        page = [
+            Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0))
+            for rowid, score in ranked[offset:wanted]
+        ]
+        return SearchPage(self._index.hits(page, query), len(ranked))
 
     def semantic_status(self) -> SemanticStatus:
         """Whether semantic search is on, with which model or why not, and its progress."""
@@ -293,7 +319,7 @@ class VaultService:
     ) -> tuple[list[NoteRow], int]:
         if sort not in SORTS:
             raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-        return self._index.list_notes(where or Filter(), sort, limit, min(offset, MAX_OFFSET))
+        return self._index.list_notes(_dated(where), sort, limit, min(offset, MAX_OFFSET))
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -681,6 +707,11 @@ def _check_writable(path: str, doc: Document) -> None:
             f"{path} has frontmatter memvault cannot parse ({doc.error}); fix the YAML between"
             " its --- lines in an editor (`memvault check` lists such files), then try again"
         )
+
+
+def _dated(where: Filter | None) -> Filter:
+    """The filter (or the default one) with its `since`/`until` read by the clock now."""
+    return timespec.resolved(where or Filter(), clock.now().astimezone())
 
 
 def _join(folder: str | None, name: str) -> str:

@@ -96,9 +96,10 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         "score": 1.0,
     }
     hit |= {"snippet": "", "updated_at": None, "last_reviewed": None, "scope": None, "age": ""}
-    jsonschema.validate({"results": [hit], "total": 1}, search)
+    page = {"total": 1, "offset": 0, "has_more": False}
+    jsonschema.validate({"results": [hit | {"relevance": 0.5}], **page}, search)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"results": [hit | {"category": 3}], "total": 1}, search)
+        jsonschema.validate({"results": [hit | {"category": 3}], **page}, search)
 
 
 async def test_every_tool_over_stdio(vault_dir: Path) -> None:

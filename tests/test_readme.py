@@ -17,7 +17,16 @@ from memvault.vault import VaultService
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 # `[filters]` in a command's line stands for these options.
-FILTERS = ("--category", "--tag", "--scope", "--only-scope", "--archived")
+FILTERS = (
+    "--category",
+    "--tag",
+    "--scope",
+    "--only-scope",
+    "--archived",
+    "--since",
+    "--until",
+    "--time-field",
+)
 
 
 @pytest.fixture

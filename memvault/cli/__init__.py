@@ -23,7 +23,6 @@ from click.core import ParameterSource
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
 from ..policies import load_policies
-from ..records import Filter
 from ..secret_scan import POLICIES
 from ..vault import VaultService
 
@@ -206,29 +205,41 @@ secrets_option = click.option(
 
 
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--category, --tag, --scope, --only-scope, --archived: which memories a command covers."""
+    """--category, --tag, --scope, --only-scope, --archived, --since, --until, --time-field:
+    which memories a command covers."""
     for option in reversed(
         (
-            click.option("--category", default=None, help="Only this category (and below it)."),
+            click.option(
+                "--category",
+                multiple=True,
+                help="Only this category (and below it); repeat for any of several.",
+            ),
             tag_option,
-            click.option("--scope", default=None, help="This scope's memories plus global ones."),
+            click.option(
+                "--scope",
+                multiple=True,
+                help="This scope's memories plus global ones; repeat for several.",
+            ),
             click.option("--only-scope", is_flag=True, help="With --scope: leave out global ones."),
             click.option("--archived", is_flag=True, help="The archive instead of live memories."),
+            click.option(
+                "--since",
+                default=None,
+                help="Changed since: an ISO date or datetime, or 7d, 2w, 3 months, yesterday, "
+                "last week, this month...",
+            ),
+            click.option("--until", default=None, help="Changed before (same forms as --since)."),
+            click.option(
+                "--time-field",
+                type=click.Choice(["updated", "created"]),
+                default="updated",
+                show_default=True,
+                help="The time --since and --until read.",
+            ),
         )
     ):
         command = option(command)
     return command
-
-
-def make_filter(
-    category: str | None,
-    tags: tuple[str, ...],
-    scope: str | None,
-    only_scope: bool,
-    archived: bool | None,
-) -> Filter:
-    """The Filter that `filter_options` describe."""
-    return Filter(category, tags, scope, only_scope, archived)
 
 
 # The commands register themselves on `main` when their modules are imported.

@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 CLOSED = {"additionalProperties": False}
 
 _SPEC = "_memvault_tool"
+# A scope or category parameter: one name or several (any of them).
+Names = str | list[str] | None
 Method = TypeVar("Method", bound=Callable[..., Any])
 
 
@@ -127,10 +129,17 @@ def tool(
 class ToolGroup:
     """A group of tools over one vault: each method marked with `tool` becomes an MCP tool, in
     the order the class defines them (the SDK reads the bound method's signature, without
-    `self`, for the input and output schemas)."""
+    `self`, for the input and output schemas). `scope` is the server's default scope
+    (`serve --scope`): a call that names none reads and writes there."""
 
-    def __init__(self, vault: VaultService) -> None:
+    def __init__(self, vault: VaultService, scope: str | None = None) -> None:
         self.vault = vault
+        self.scope = scope
+
+    def scoped(self, scope: Names) -> Names:
+        """The scope or scopes a call names, or the server's default when it names none (an
+        empty name or list names none: every scope for a read, global for a write)."""
+        return self.scope if scope is None else scope
 
     def register(self, mcp: MCPServer) -> None:
         """Add this group's marked methods to `mcp` as tools."""

@@ -47,7 +47,8 @@ class MemoryTools(ToolGroup):
         WRITE,
         "Save a new memory: one durable fact, decision, gotcha, fix or preference per "
         "memory, with a specific title. category: " + CATEGORY_GUIDE + " (others allowed). "
-        "scope: the project, account or fleet it belongs to (omit for a global memory). "
+        "scope: the project, account or fleet it belongs to (omit for a global memory, or the "
+        "server's default scope when it has one; an empty scope then for global). "
         "expires_at (ISO date) or ttl_days for something true only for a while; it then "
         "moves to archive/. A memory with the same title or near-identical content is "
         "refused with the existing id (edit that one instead, or allow_duplicate=true). "
@@ -73,7 +74,7 @@ class MemoryTools(ToolGroup):
                 content,
                 tags,
                 category,
-                scope,
+                self.scope if scope is None else scope,
                 expires_at,
                 ttl_days,
                 allow_duplicate,

@@ -20,17 +20,27 @@ RECENT = 20
 class Resources:
     """The vault's MCP resources; `register` publishes them."""
 
-    def __init__(self, vault: VaultService, settings: ContextSettings | None) -> None:
+    def __init__(
+        self, vault: VaultService, settings: ContextSettings | None, scope: str | None = None
+    ) -> None:
         self.vault = vault
         self.settings = settings
+        self.scope = scope
 
     def register(self, mcp: MCPServer) -> None:
-        """Publish each reader at its URI, named as its method (context, memory, recent)."""
+        """Publish each reader at its URI, named as its method (context, scoped_context,
+        memory, recent)."""
         published: tuple[tuple[str, Callable[..., str], str], ...] = (
             (
                 "memvault://context",
                 self.context,
-                "The session briefing (get_context with no scope).",
+                "The session briefing (get_context with no scope: the server's default scope).",
+            ),
+            (
+                "memvault://context/{+scope}",
+                self.scoped_context,
+                "The session briefing of a scope, or of several separated by commas "
+                "(memvault://context/shop,shared), with the global memories.",
             ),
             (
                 # {+id}: a path's slashes are kept (memvault://memory/decision/payment-retries.md)
@@ -51,7 +61,11 @@ class Resources:
             )(read)
 
     def context(self) -> str:
-        return build_briefing(self.vault, None, 2000, self.settings).text
+        return build_briefing(self.vault, self.scope, 2000, self.settings).text
+
+    def scoped_context(self, scope: str) -> str:
+        """The briefing of the scopes the URI names (comma-separated)."""
+        return build_briefing(self.vault, tuple(scope.split(",")), 2000, self.settings).text
 
     def memory(self, id: str) -> str:
         """The file of the memory `id` names exactly; a name no memory has is "not found"."""
