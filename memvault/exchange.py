@@ -23,7 +23,9 @@ def export_records(vault: VaultService, where: Filter | None = None) -> Iterator
     usage = vault.usage()
     offset = 0
     while True:
-        rows, _total = vault.list_memories(where or Filter(archived=None), "title", 500, offset)
+        rows, _total = vault.list_memories(
+            where or Filter(archived=None, include_superseded=True), "title", 500, offset
+        )
         if not rows:
             return
         for row in rows:

@@ -263,7 +263,8 @@ class Index:
         cursor = db.execute(
             "INSERT INTO notes (path, path_key, stem_key, title_key, folder, id, title, tags,"
             " created_at, updated_at, last_reviewed, scope, expires_at, size, mtime_ns, hash,"
-            " problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " problem, created_by, updated_by, superseded_by)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows.note,
         )
         rowid = int(cursor.lastrowid or 0)
@@ -273,6 +274,10 @@ class Index:
         )
         db.executemany(
             "INSERT INTO tags (note, tag) VALUES (?, ?)", [(rowid, tag) for tag in rows.tags]
+        )
+        db.executemany(
+            "INSERT INTO properties (note, key, value) VALUES (?, ?, ?)",
+            [(rowid, *pair) for pair in rows.properties],
         )
         db.executemany(
             "INSERT INTO links (source, folder, raw, key, name, alt, has_path, attachment,"
@@ -396,7 +401,9 @@ class Index:
     def stem_taken(self, stem: str) -> bool:
         return bool(self.query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
 
-    def names(self, where: Filter = Filter(archived=None)) -> list[tuple[str, str]]:
+    def names(
+        self, where: Filter = Filter(archived=None, include_superseded=True)
+    ) -> list[tuple[str, str]]:
         """(path, name) for every title, file name and alias, for fuzzy recall."""
         sql_where, params = filter_sql(where, clock.now_iso())
         rows = self.query(
@@ -481,7 +488,11 @@ class Index:
         leaves out the archived and expired few instead of naming every other note."""
         now = clock.now_iso()
         if where == Filter():
-            rows = self.query(f"SELECT rowid FROM notes WHERE {ARCHIVED} OR expires_at <= ?", [now])
+            rows = self.query(
+                f"SELECT rowid FROM notes WHERE {ARCHIVED} OR expires_at <= ?"
+                " OR superseded_by IS NOT NULL",
+                [now],
+            )
             return None, {int(r[0]) for r in rows}
         conditions, params = filter_sql(where, now)
         rows = self.query(f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params)
@@ -518,6 +529,8 @@ class Index:
                 last_reviewed=note.last_reviewed,
                 scope=note.scope,
                 age=note.age,
+                created_by=note.created_by,
+                updated_by=note.updated_by,
             )
             for match in page
             if (note := notes.get(match.rowid)) is not None
@@ -685,7 +698,7 @@ _NOTE_COLUMNS = (
     f"n.id, n.title, n.path, substr(n.hash, 1, {VERSION_LENGTH}) AS version,"
     " n.folder AS category, n.tags, n.created_at, n.updated_at,"
     " n.last_reviewed, n.scope, n.expires_at, coalesce(u.access_count, 0) AS access_count,"
-    " u.last_access, n.problem"
+    " u.last_access, n.problem, n.created_by, n.updated_by, n.superseded_by"
 )
 
 

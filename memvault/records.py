@@ -43,13 +43,17 @@ class Skipped:
 class Filter:
     """Which memories a search or a listing covers. Scoped memories are included with the
     global (unscoped) ones unless `only_scope`. `archived`: False leaves out archived and
-    expired memories, True gives only archived ones, None gives every memory."""
+    expired memories, True gives only archived ones, None gives every memory. `where`: the
+    (property, value) pairs a memory must hold (`properties.where_pairs`). Superseded memories
+    are left out unless `include_superseded`."""
 
     category: str | None = None
     tags: tuple[str, ...] = ()
     scope: str | None = None
     only_scope: bool = False
     archived: bool | None = False
+    where: tuple[tuple[str, str], ...] = ()
+    include_superseded: bool = False
 
 
 @dataclass
@@ -68,6 +72,8 @@ class SearchHit:
     last_reviewed: str | None
     scope: str | None
     age: str
+    created_by: str | None = None
+    updated_by: str | None = None
 
 
 # Reports how much of a long job is done: (done, total).
@@ -114,6 +120,9 @@ class NoteRow:
     last_access: str | None
     age: str
     problem: str | None
+    created_by: str | None = None
+    updated_by: str | None = None
+    superseded_by: str | None = None
 
 
 @dataclass
@@ -204,6 +213,14 @@ class Recall:
     memory: Memory
     confidence: float
     matched_by: str
+
+
+@dataclass
+class Saved:
+    """What a key-value write did: the memory, and whether it replaced one (else created it)."""
+
+    memory: Memory
+    replaced: bool
 
 
 @dataclass

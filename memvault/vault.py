@@ -41,6 +41,14 @@ from .model import (
     new_id,
     slug_for,
     stem_of,
+    string_list,
+)
+from .properties import (
+    clean_properties,
+    link_target,
+    merged_properties,
+    property_link,
+    with_link,
 )
 from .records import (
     CheckReport,
@@ -53,6 +61,7 @@ from .records import (
     Progress,
     RebuildSummary,
     Recall,
+    Saved,
     SearchMode,
     SearchPage,
     SemanticStatus,
@@ -296,18 +305,90 @@ class VaultService:
         expires_at: str | None = None,
         ttl_days: float | None = None,
         allow_duplicate: bool = False,
+        *,
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
     ) -> Memory:
-        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps.
+        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, its
+        `properties` as extra frontmatter keys, `agent` as who wrote it; `supersedes` names a
+        memory it replaces (marked superseded, see `_supersede`).
 
-        A memory with the same title, or near-identical content, is refused (Duplicate, with
-        the existing id) unless `allow_duplicate`.
+        A memory with the same title in the same scope, or near-identical content there, is
+        refused (Duplicate, with the existing id) unless `allow_duplicate`.
         """
+        new = self._new_memory(
+            title, content, tags, category, scope, expires_at, ttl_days, properties, agent
+        )
+        with self._writing():
+            if not allow_duplicate:
+                self._refuse_duplicate(new.title, new.body, new.scope)
+            return self._create(new, supersedes, agent)
+
+    def put(
+        self,
+        title: str,
+        content: str,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        expires_at: str | None = None,
+        ttl_days: float | None = None,
+        *,
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
+        expected_version: str | None = None,
+    ) -> Saved:
+        """Key-value use (write_mem's on_exists="replace"): the memory titled `title` in
+        `scope` gets `content` as its body, and the tags, category and properties given (merged);
+        without one, a new memory is written. `expected_version` refuses the replace if that
+        memory changed since (or is gone)."""
+        new = self._new_memory(
+            title, content, tags, category, scope, expires_at, ttl_days, properties, agent
+        )
+        with self._writing():
+            path = self._titled(new.title, new.scope)
+            if path is None:
+                if expected_version is not None:
+                    raise Conflict(
+                        f"no memory is titled {new.title!r} in scope {new.scope or '(global)'} "
+                        f"any more, so it is not version {expected_version}; read it again"
+                    )
+                return Saved(self._create(new, supersedes, agent), replaced=False)
+            memory = self._update(
+                path,
+                edit=BodyEdit(content=content),
+                tags=tags or None,
+                category=category,
+                expected_version=expected_version,
+                properties=properties,
+                agent=agent,
+                supersedes=supersedes,
+            )
+            return Saved(memory, replaced=True)
+
+    def _new_memory(
+        self,
+        title: str,
+        content: str,
+        tags: list[str] | None,
+        category: str | None,
+        scope: str | None,
+        expires_at: str | None,
+        ttl_days: float | None,
+        properties: dict[str, Any] | None,
+        agent: str | None,
+    ) -> Memory:
+        """A memory not written yet, every argument checked: its path is its folder, its
+        metadata the frontmatter to write."""
         title = clean_title(title, self.limits)
         content = check_content(content, self.limits)
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category, self.limits)
         scope = clean_scope(scope)
         expires = expiry_from(expires_at, ttl_days)
+        extra = {k: v for k, v in clean_properties(properties).items() if v is not None}
         now = clock.now_iso()
         fields: dict[str, Any] = {"id": new_id(), "title": title}
         if folder:
@@ -317,10 +398,24 @@ class VaultService:
         fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
         if expires:
             fields["expires_at"] = expires
-        with self._writing():
-            if not allow_duplicate:
-                self._refuse_duplicate(title, content)
-            return self._save_new(folder, slug_for(title), with_newline(content), fields)
+        if agent:
+            fields.update(created_by=agent, updated_by=agent)
+        fields.update(extra)
+        return Memory(fields["id"], title, folder or "", content, scope=scope, metadata=fields)
+
+    def _create(self, new: Memory, supersedes: str | None, agent: str | None) -> Memory:
+        """Write a checked new memory (`_new_memory`), under the vault lock; mark the one it
+        supersedes."""
+        fields = dict(new.metadata)
+        old = None if supersedes is None else self.locate(supersedes)
+        if old is not None:
+            fields["supersedes"] = property_link(old)
+        memory = self._save_new(
+            new.path or None, slug_for(new.title), with_newline(new.body), fields
+        )
+        if old is not None:
+            self._supersede(old, memory, agent)
+        return memory
 
     def _save_new(self, folder: str | None, stem: str, body: str, fields: dict[str, Any]) -> Memory:
         """Write a new file at the first free path for `stem` (another, if a program creates
@@ -344,42 +439,119 @@ class VaultService:
         expected_updated_at: str | None = None,
         expected_version: str | None = None,
         allow_duplicate: bool = False,
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
     ) -> Memory:
         """Change a memory; a new title renames its file and a new category moves it, and
-        every link to it follows. The id never changes (a hand-made note's derived id is
-        written into its frontmatter). The edit applies to the file as it is when written:
-        if it changed since it was read, it is read again and the edit applied again, unless
-        a guard (`expected_version`, `expected_updated_at`) refuses it."""
+        every link to it follows. `properties` are merged into its frontmatter (None removes
+        one); `agent` is recorded as who changed it; `supersedes` names a memory this one
+        replaces. The id never changes (a hand-made note's derived id is written into its
+        frontmatter). The edit applies to the file as it is when written: if it changed since
+        it was read, it is read again and the edit applied again, unless a guard
+        (`expected_version`, `expected_updated_at`) refuses it."""
         with self._writing():
-            path = self.locate(identifier)
+            return self._update(
+                self.locate(identifier),
+                title=title,
+                edit=edit,
+                tags=tags,
+                category=category,
+                expected_updated_at=expected_updated_at,
+                expected_version=expected_version,
+                allow_duplicate=allow_duplicate,
+                properties=properties,
+                agent=agent,
+                supersedes=supersedes,
+            )
 
-            def attempt() -> Memory:
-                """One read, check of the guards, change and write."""
-                memory, doc, base = self._lookup.read_for_edit(path)
-                _check_writable(path, doc)
-                _check_guards(memory, expected_version, expected_updated_at)
-                fields = self._changed_fields(memory, doc, title, tags, category)
-                if "title" in fields and not allow_duplicate:
-                    self._refuse_title(fields["title"], path)
-                body = memory.body if edit is None else self._edited(memory, edit)
-                new_path = self._new_path(memory, fields)
-                if body == memory.body and not fields:
-                    return memory
-                if doc.writable and memory.metadata.get("id") in (None, ""):
-                    fields = {"id": memory.id, **fields}
-                fields["updated_at"] = clock.now_iso()
-                if new_path == path:
-                    return self._writer.save(path, doc, body, fields, base)
-                return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
+    def _update(
+        self,
+        path: str,
+        *,
+        title: str | None = None,
+        edit: BodyEdit | None = None,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        expected_updated_at: str | None = None,
+        expected_version: str | None = None,
+        allow_duplicate: bool = False,
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
+    ) -> Memory:
+        """`update` of the memory at `path`, under the vault lock."""
+        changes = clean_properties(properties)
+        old = None if supersedes is None else self.locate(supersedes)
+        if old == path:
+            raise Invalid(f"{path} cannot supersede itself; name the older memory it replaces")
 
-            return retrying(path, attempt)
+        def attempt() -> Memory:
+            """One read, check of the guards, change and write."""
+            memory, doc, base = self._lookup.read_for_edit(path)
+            _check_writable(path, doc)
+            _check_guards(memory, expected_version, expected_updated_at)
+            fields = self._changed_fields(memory, doc, title, tags, category)
+            fields.update(merged_properties(memory.metadata, changes))
+            if old is not None:
+                fields.update(with_link(memory.metadata, "supersedes", property_link(old)))
+            if "title" in fields and not allow_duplicate:
+                self._refuse_title(fields["title"], memory.scope, path)
+            body = memory.body if edit is None else self._edited(memory, edit)
+            new_path = self._new_path(memory, fields)
+            if body == memory.body and not fields:
+                return memory
+            if doc.writable and memory.metadata.get("id") in (None, ""):
+                fields = {"id": memory.id, **fields}
+            fields["updated_at"] = clock.now_iso()
+            if agent:
+                fields["updated_by"] = agent
+            if new_path == path:
+                return self._writer.save(path, doc, body, fields, base)
+            return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
 
-    def _refuse_duplicate(self, title: str, content: str) -> None:
-        """Duplicate if a memory has this title, or near-identical content."""
-        self._refuse_title(title)
+        memory = retrying(path, attempt)
+        if old is not None:
+            self._supersede(old, memory, agent)
+        return memory
+
+    def _supersede(self, old: str, new: Memory, agent: str | None) -> None:
+        """Mark the memory at `old` as replaced by `new` (its `superseded_by` links to it): it
+        leaves searches and the briefing, and stays readable."""
+
+        def attempt() -> Memory:
+            """One read and write of the mark."""
+            memory, doc, base = self._lookup.read_for_edit(old)
+            _check_writable(old, doc)
+            fields = {
+                **_identity(memory, doc),
+                "superseded_by": property_link(new.path),
+                "updated_at": clock.now_iso(),
+            }
+            if agent:
+                fields["updated_by"] = agent
+            return self._writer.save(old, doc, memory.body, fields, base)
+
+        retrying(old, attempt)
+
+    def succession(self, memory: Memory, key: str) -> list[tuple[str, Memory | None]]:
+        """The memories a succession property (`supersedes`, `superseded_by`) links to: each
+        link as written, with the memory it names now (None when it names none)."""
+        found: list[tuple[str, Memory | None]] = []
+        for raw in string_list(memory.metadata.get(key)):
+            target = link_target(raw)
+            path = self._lookup.exact(target) if target else None
+            found.append((raw, None if path is None else self._lookup.read(path)))
+        return found
+
+    def _refuse_duplicate(self, title: str, content: str, scope: str | None) -> None:
+        """Duplicate if a memory of this scope has this title, or near-identical content."""
+        self._refuse_title(title, scope)
         words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
             other = self._store.read(path)[0]
+            if not _same_scope(other.scope, scope):
+                continue
             score = similar.content_similarity(content, other.body)
             if score >= similar.NEAR_IDENTICAL:
                 raise Duplicate(
@@ -388,16 +560,31 @@ class VaultService:
                     other.id,
                 )
 
-    def _refuse_title(self, title: str, own: str | None = None) -> None:
-        """Duplicate if a memory other than the one at `own` has this title."""
+    def _refuse_title(self, title: str, scope: str | None, own: str | None = None) -> None:
+        """Duplicate if a memory of this scope other than the one at `own` has this title."""
+        path = self._titled(title, scope, own)
+        note = None if path is None else self._index.note(path)
+        if note is not None:
+            raise Duplicate(
+                f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
+                "with edit_mem, replace it with on_exists=replace, or pass "
+                "allow_duplicate=true to keep both",
+                note.id,
+            )
+
+    def _titled(self, title: str, scope: str | None, own: str | None = None) -> str | None:
+        """The path of a memory of this scope (other than the one at `own`) with this title
+        (case ignored); a title may repeat in other scopes."""
         for path in self._index.resolve(title):
             note = self._index.note(path)
-            if note is not None and path != own and note.title.lower() == title.lower():
-                raise Duplicate(
-                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
-                    "with edit_mem, or pass allow_duplicate=true to keep both",
-                    note.id,
-                )
+            if (
+                note is not None
+                and path != own
+                and note.title.lower() == title.lower()
+                and _same_scope(note.scope, scope)
+            ):
+                return path
+        return None
 
     def restore(self, record: dict[str, Any]) -> Memory:
         """Write an exported memory back with its id, timestamps and frontmatter (import).
@@ -593,6 +780,21 @@ class Starting:
         upkeep = self.vault.maintain()
         self.vault.serve_semantic()
         return self.vault, upkeep
+
+
+def _same_scope(one: str | None, other: str | None) -> bool:
+    """Whether two scopes are one (case ignored, as filters compare them; None is global)."""
+    return (one or "").lower() == (other or "").lower()
+
+
+def _identity(memory: Memory, doc: Document) -> dict[str, Any]:
+    """The id (and, for a note without frontmatter, the title) an edit writes into a file that
+    lacks them, so the memory keeps its identity through a later rename."""
+    if not memory.has_frontmatter:
+        return {"id": memory.id, "title": memory.title}
+    if doc.writable and memory.metadata.get("id") in (None, ""):
+        return {"id": memory.id}
+    return {}
 
 
 def _check_writable(path: str, doc: Document) -> None:
