@@ -14,6 +14,7 @@ from .config import ContextSettings
 from .errors import MemvaultError
 from .markdown import first_line
 from .records import Briefing, BriefingItem, Filter, NoteRow
+from .text import by
 from .vault import VaultService
 
 CHARS_PER_TOKEN = 4
@@ -96,7 +97,7 @@ def _item(
     first = _first_line(vault, row.path)
     flag = f" [not reviewed {clock.age(_reviewed(row))}]" if stale else ""
     where = f"{row.category}, " if row.category else ""
-    line = f"**{row.title}** ({where}{row.age}, id {row.id}){flag}: {first}"
+    line = f"**{row.title}** ({where}{row.age}{by(row)}, id {row.id}){flag}: {first}"
     return BriefingItem(row.id, row.title, row.path, row.category, section, row.age, stale, line)
 
 

@@ -38,6 +38,8 @@ class Settings:
     embed_model: str | None = None
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
+    # Who writes (--agent): recorded as created_by / updated_by; None lets each face decide.
+    agent: str | None = None
 
     @property
     def index_file(self) -> Path:

@@ -41,7 +41,13 @@ def export_record(vault: VaultService, memory: Memory, used: Usage) -> dict[str,
     """One memory as "memvault-export/1" holds it: read_mem's json fields, with each link's
     target as written (`raw`), the backlinks as sorted paths, and the usage."""
     outgoing = vault.outgoing(memory)
-    full = MemoryOut.of(Recall(memory, 1.0, "exact"), outgoing, vault.backlinks(memory), "json")
+    full = MemoryOut.of(
+        Recall(memory, 1.0, "exact"),
+        outgoing,
+        vault.backlinks(memory),
+        "json",
+        vault.succession(memory),
+    )
     return {
         **full.model_dump(mode="json", exclude=_READ_ONLY),
         "links": [

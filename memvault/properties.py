@@ -176,3 +176,12 @@ def with_link(metadata: Mapping[str, Any], key: str, link: str) -> dict[str, Any
     if link in present:
         return {}
     return {key: [*present, link] if present else link}
+
+
+def clean_agent(name: object) -> str | None:
+    """A writer's name as created_by / updated_by record it: one trimmed line of at most
+    MAX_KEY characters, or None when there is none."""
+    if not isinstance(name, str):
+        return None
+    cleaned = " ".join(_CONTROL.sub(" ", name).split())[:MAX_KEY]
+    return cleaned or None

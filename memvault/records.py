@@ -216,6 +216,15 @@ class Recall:
 
 
 @dataclass
+class Succession:
+    """The memories one replaced (`supersedes`) and the one that replaced it (`superseded_by`):
+    each link as written in its frontmatter, with the memory it names now (None if none)."""
+
+    supersedes: list[tuple[str, Memory | None]] = field(default_factory=list)
+    superseded_by: list[tuple[str, Memory | None]] = field(default_factory=list)
+
+
+@dataclass
 class Saved:
     """What a key-value write did: the memory, and whether it replaced one (else created it)."""
 

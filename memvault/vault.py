@@ -15,13 +15,13 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import checks, clock, indexer, similar, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
-from .errors import Conflict, Duplicate, Invalid, ReadOnly
+from .errors import Conflict, Duplicate, Invalid, MemvaultError, ReadOnly
 from .expiry import archive_folder, expiry_from
 from .fusion import fuse
 from .index import Index, Match
@@ -67,6 +67,7 @@ from .records import (
     SemanticStatus,
     Skipped,
     Stats,
+    Succession,
     SyncSummary,
     Usage,
 )
@@ -81,6 +82,9 @@ DUPLICATE_CANDIDATES = 5
 WORD = re.compile(r"\w{4,}")
 # How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
 CANDIDATES = 50
+# What write does when a memory of that title exists in that scope: refuse it as a duplicate,
+# or replace its content (key-value use).
+OnExists = Literal["refuse", "replace"]
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
 
@@ -325,7 +329,7 @@ class VaultService:
                 self._refuse_duplicate(new.title, new.body, new.scope)
             return self._create(new, supersedes, agent)
 
-    def put(
+    def write(
         self,
         title: str,
         content: str,
@@ -334,16 +338,37 @@ class VaultService:
         scope: str | None = None,
         expires_at: str | None = None,
         ttl_days: float | None = None,
+        allow_duplicate: bool = False,
         *,
+        on_exists: OnExists = "refuse",
+        expected_version: str | None = None,
         properties: dict[str, Any] | None = None,
         agent: str | None = None,
         supersedes: str | None = None,
-        expected_version: str | None = None,
     ) -> Saved:
-        """Key-value use (write_mem's on_exists="replace"): the memory titled `title` in
-        `scope` gets `content` as its body, and the tags, category and properties given (merged);
-        without one, a new memory is written. `expected_version` refuses the replace if that
-        memory changed since (or is gone)."""
+        """write_mem: `create`, or with on_exists="replace" (key-value use), give the memory
+        titled `title` in `scope` this content, and the tags, category and properties given
+        (merged); a new memory when there is none. `expected_version` refuses the replace if
+        that memory changed since (or is gone)."""
+        if on_exists == "refuse":
+            if expected_version is not None:
+                raise Invalid("expected_version guards a replace: pass on_exists=replace too")
+            memory = self.create(
+                title,
+                content,
+                tags,
+                category,
+                scope,
+                expires_at,
+                ttl_days,
+                allow_duplicate,
+                properties=properties,
+                agent=agent,
+                supersedes=supersedes,
+            )
+            return Saved(memory, replaced=False)
+        if on_exists != "replace":
+            raise Invalid(f"on_exists must be refuse or replace, not {on_exists!r}")
         new = self._new_memory(
             title, content, tags, category, scope, expires_at, ttl_days, properties, agent
         )
@@ -534,13 +559,19 @@ class VaultService:
 
         retrying(old, attempt)
 
-    def succession(self, memory: Memory, key: str) -> list[tuple[str, Memory | None]]:
-        """The memories a succession property (`supersedes`, `superseded_by`) links to: each
-        link as written, with the memory it names now (None when it names none)."""
+    def succession(self, memory: Memory) -> Succession:
+        """The memories this one supersedes and the one that superseded it, by the links in
+        its `supersedes` and `superseded_by` properties."""
+        return Succession(self._linked(memory, "supersedes"), self._linked(memory, "superseded_by"))
+
+    def _linked(self, memory: Memory, key: str) -> list[tuple[str, Memory | None]]:
+        """Each link under a property `key`, with the memory it names exactly (or None)."""
         found: list[tuple[str, Memory | None]] = []
         for raw in string_list(memory.metadata.get(key)):
-            target = link_target(raw)
-            path = self._lookup.exact(target) if target else None
+            try:
+                path = self._lookup.exact(link_target(raw))
+            except MemvaultError:  # an empty link, or a name several memories have
+                path = None
             found.append((raw, None if path is None else self._lookup.read(path)))
         return found
 

@@ -7,6 +7,7 @@ the matching MCP tool returns (memvault.output), so both faces give one shape.
 
 from __future__ import annotations
 
+import getpass
 import json
 import logging
 import sys
@@ -20,6 +21,7 @@ import click
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
+from ..properties import clean_agent, where_pairs
 from ..records import Filter
 from ..vault import VaultService
 
@@ -102,6 +104,13 @@ def failure_line(error: Exception) -> str:
     help="Semantic search model: a folder with model.onnx and tokenizer.json, or 'off' "
     "[default: all-MiniLM-L6-v2 from memvault[semantic]].",
 )
+@click.option(
+    "--agent",
+    envvar="MEMVAULT_AGENT",
+    default=None,
+    help="Who writes, recorded as created_by/updated_by [default: the user name; serve: "
+    "each MCP client's name].",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.pass_context
 def main(
@@ -112,6 +121,7 @@ def main(
     stale_days: float,
     query_timeout: float,
     embed_model: str | None,
+    agent: str | None,
     debug: bool,
 ) -> None:
     """memvault: an assistant's long-term memory as a folder of markdown files."""
@@ -129,12 +139,23 @@ def main(
         query_timeout=query_timeout,
         embed_model=embed_model,
         context=context_settings,
+        agent=agent,
     )
 
 
 def settings_of(ctx: click.Context) -> Settings:
     """The settings `main` made from the global options."""
     return ctx.find_object(Settings) or Settings()
+
+
+def writer(ctx: click.Context) -> str | None:
+    """Who a command's writes record as created_by / updated_by: --agent, else the user's
+    login name (`cli` when the system gives none)."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name, no passwd entry (a bare container)
+        user = "cli"
+    return clean_agent(settings_of(ctx).agent or user)
 
 
 @contextmanager
@@ -165,10 +186,17 @@ def read_content(content: str | None) -> str | None:
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+where_option = click.option(
+    "--where",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only memories whose property KEY is VALUE (a list: has it); repeat for several.",
+)
 
 
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--category, --tag, --scope, --only-scope, --archived: which memories a command covers."""
+    """--category, --tag, --scope, --only-scope, --archived, --where, --include-superseded:
+    which memories a command covers."""
     for option in reversed(
         (
             click.option("--category", default=None, help="Only this category (and below it)."),
@@ -176,6 +204,8 @@ def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--scope", default=None, help="This scope's memories plus global ones."),
             click.option("--only-scope", is_flag=True, help="With --scope: leave out global ones."),
             click.option("--archived", is_flag=True, help="The archive instead of live memories."),
+            where_option,
+            click.option("--include-superseded", is_flag=True, help="Superseded memories too."),
         )
     ):
         command = option(command)
@@ -188,9 +218,30 @@ def make_filter(
     scope: str | None,
     only_scope: bool,
     archived: bool | None,
+    where: tuple[str, ...],
+    include_superseded: bool,
 ) -> Filter:
     """The Filter that `filter_options` describe."""
-    return Filter(category, tags, scope, only_scope, archived)
+    return Filter(
+        category,
+        tags,
+        scope,
+        only_scope,
+        archived,
+        where_pairs(key_values(where)),
+        include_superseded,
+    )
+
+
+def key_values(pairs: tuple[str, ...]) -> dict[str, str]:
+    """`KEY=VALUE` options as a dict; a clear error for one without `=`."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--where/--set")
+        found[key.strip()] = value
+    return found
 
 
 # The commands register themselves on `main` when their modules are imported.

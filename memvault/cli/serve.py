@@ -144,7 +144,7 @@ def serve(
     for line in done.lines():
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, not no_watch):
-        server = build_server(vault, cast(LogLevel, log_level), settings.context)
+        server = build_server(vault, cast(LogLevel, log_level), settings.context, settings.agent)
         signal.signal(signal.SIGTERM, partial(stop, vault))
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"

@@ -157,7 +157,9 @@ def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
     """Print every memory (or the filtered ones) with metadata, links and usage."""
     from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
 
-    where = make_filter(**{**filters, "archived": filters["archived"] or None})
+    where = make_filter(
+        **{**filters, "archived": filters["archived"] or None, "include_superseded": True}
+    )
     with service(ctx) as vault:
         for chunk in dump(export_records(vault, where), fmt):
             click.echo(chunk, nl=False)

@@ -43,10 +43,12 @@ def build_server(
     vault: VaultService,
     log_level: LogLevel = "WARNING",
     context_settings: ContextSettings | None = None,
+    agent: str | None = None,
 ) -> MCPServer:
-    """An MCP server whose tools and resources act on `vault`."""
+    """An MCP server whose tools and resources act on `vault`; `agent` (--agent) names every
+    writer, else each client's name does (see attribution.py)."""
     mcp = Server("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
-    MemoryTools(vault).register(mcp)
+    MemoryTools(vault, agent).register(mcp)
     LinkTools(vault).register(mcp)
     SearchTools(vault).register(mcp)
     ContextTools(vault, context_settings).register(mcp)
