@@ -16,6 +16,8 @@ from .vault import VaultService
 FORMAT = "memvault-export/1"
 # read_mem's fields that say how a read went, not what the memory is: not exported.
 _READ_ONLY = {"age", "reviewed", "confidence", "matched_by", "version"}
+# read_mem's fields read from the frontmatter, which the export holds whole: not repeated.
+_IN_FRONTMATTER = {"properties", "created_by", "updated_by", "supersedes", "superseded_by"}
 
 
 def export_records(vault: VaultService, where: Filter | None = None) -> Iterator[dict[str, Any]]:
@@ -41,15 +43,9 @@ def export_record(vault: VaultService, memory: Memory, used: Usage) -> dict[str,
     """One memory as "memvault-export/1" holds it: read_mem's json fields, with each link's
     target as written (`raw`), the backlinks as sorted paths, and the usage."""
     outgoing = vault.outgoing(memory)
-    full = MemoryOut.of(
-        Recall(memory, 1.0, "exact"),
-        outgoing,
-        vault.backlinks(memory),
-        "json",
-        vault.succession(memory),
-    )
+    full = MemoryOut.of(Recall(memory, 1.0, "exact"), outgoing, vault.backlinks(memory), "json")
     return {
-        **full.model_dump(mode="json", exclude=_READ_ONLY),
+        **full.model_dump(mode="json", exclude=_READ_ONLY | _IN_FRONTMATTER),
         "links": [
             {**LinkEnd.target(row).model_dump(mode="json"), "raw": row.raw}
             for row in distinct_targets(outgoing)

@@ -188,8 +188,8 @@ class MemoryOut(Output):
     supersedes: list[LinkEnd] = Field(
         default_factory=list, description="The older memories this one replaced"
     )
-    superseded_by: LinkEnd | None = Field(
-        default=None, description="The memory that replaced this one: read that instead"
+    superseded_by: list[LinkEnd] = Field(
+        default_factory=list, description="The memory that replaced this one: read that instead"
     )
     aliases: list[str] | None = None
     frontmatter: dict[str, Any] | None = None
@@ -210,7 +210,6 @@ class MemoryOut(Output):
         memory = found.memory
         full = fmt == "json"
         succession = succession or Succession()
-        replaced_by = [LinkEnd.named(raw, m) for raw, m in succession.superseded_by]
         return pick(
             cls,
             memory,
@@ -218,7 +217,7 @@ class MemoryOut(Output):
             created_by=_text(memory.metadata.get("created_by")),
             updated_by=_text(memory.metadata.get("updated_by")),
             supersedes=[LinkEnd.named(raw, m) for raw, m in succession.supersedes],
-            superseded_by=replaced_by[0] if replaced_by else None,
+            superseded_by=[LinkEnd.named(raw, m) for raw, m in succession.superseded_by],
             content=plain_text(memory) if fmt == "plain" else memory.body,
             links=[LinkEnd.target(row) for row in distinct_targets(outgoing)],
             backlinks=[LinkEnd.source(row) for row in distinct_sources(backlinks, memory.path)],

@@ -106,6 +106,7 @@ class VaultService:
         self._links = LinkService(store, index, self._writer, Journal(store.state_dir / "journal"))
         self._lookup = Lookup(store, index)
         self._write_lock = threading.RLock()
+        self._changing = threading.local()
         self.limits = limits or Limits()
 
     @classmethod
@@ -161,12 +162,20 @@ class VaultService:
     @contextmanager
     def _writing(self) -> Iterator[None]:
         """Hold the vault lock for a change, first finishing any rename a crash cut short, so
-        that a write never starts from a half-renamed vault. Reads never take this path."""
+        that a write never starts from a half-renamed vault. Reads never take this path. A
+        write inside another (write_mem's replace) joins it: all or nothing together."""
+        if getattr(self._changing, "active", False):
+            yield
+            return
         with self._locked():
             for line in self._links.recover():
                 log.warning("%s (interrupted earlier)", line)
-            with self._writer.all_or_nothing():
-                yield
+            self._changing.active = True
+            try:
+                with self._writer.all_or_nothing():
+                    yield
+            finally:
+                self._changing.active = False
         self._semantic.wake()
 
     @property
@@ -321,92 +330,6 @@ class VaultService:
         A memory with the same title in the same scope, or near-identical content there, is
         refused (Duplicate, with the existing id) unless `allow_duplicate`.
         """
-        new = self._new_memory(
-            title, content, tags, category, scope, expires_at, ttl_days, properties, agent
-        )
-        with self._writing():
-            if not allow_duplicate:
-                self._refuse_duplicate(new.title, new.body, new.scope)
-            return self._create(new, supersedes, agent)
-
-    def write(
-        self,
-        title: str,
-        content: str,
-        tags: list[str] | None = None,
-        category: str | None = None,
-        scope: str | None = None,
-        expires_at: str | None = None,
-        ttl_days: float | None = None,
-        allow_duplicate: bool = False,
-        *,
-        on_exists: OnExists = "refuse",
-        expected_version: str | None = None,
-        properties: dict[str, Any] | None = None,
-        agent: str | None = None,
-        supersedes: str | None = None,
-    ) -> Saved:
-        """write_mem: `create`, or with on_exists="replace" (key-value use), give the memory
-        titled `title` in `scope` this content, and the tags, category and properties given
-        (merged); a new memory when there is none. `expected_version` refuses the replace if
-        that memory changed since (or is gone)."""
-        if on_exists == "refuse":
-            if expected_version is not None:
-                raise Invalid("expected_version guards a replace: pass on_exists=replace too")
-            memory = self.create(
-                title,
-                content,
-                tags,
-                category,
-                scope,
-                expires_at,
-                ttl_days,
-                allow_duplicate,
-                properties=properties,
-                agent=agent,
-                supersedes=supersedes,
-            )
-            return Saved(memory, replaced=False)
-        if on_exists != "replace":
-            raise Invalid(f"on_exists must be refuse or replace, not {on_exists!r}")
-        new = self._new_memory(
-            title, content, tags, category, scope, expires_at, ttl_days, properties, agent
-        )
-        with self._writing():
-            path = self._titled(new.title, new.scope)
-            if path is None:
-                if expected_version is not None:
-                    raise Conflict(
-                        f"no memory is titled {new.title!r} in scope {new.scope or '(global)'} "
-                        f"any more, so it is not version {expected_version}; read it again"
-                    )
-                return Saved(self._create(new, supersedes, agent), replaced=False)
-            memory = self._update(
-                path,
-                edit=BodyEdit(content=content),
-                tags=tags or None,
-                category=category,
-                expected_version=expected_version,
-                properties=properties,
-                agent=agent,
-                supersedes=supersedes,
-            )
-            return Saved(memory, replaced=True)
-
-    def _new_memory(
-        self,
-        title: str,
-        content: str,
-        tags: list[str] | None,
-        category: str | None,
-        scope: str | None,
-        expires_at: str | None,
-        ttl_days: float | None,
-        properties: dict[str, Any] | None,
-        agent: str | None,
-    ) -> Memory:
-        """A memory not written yet, every argument checked: its path is its folder, its
-        metadata the frontmatter to write."""
         title = clean_title(title, self.limits)
         content = check_content(content, self.limits)
         tag_list = clean_tags(tags, self.limits)
@@ -426,21 +349,77 @@ class VaultService:
         if agent:
             fields.update(created_by=agent, updated_by=agent)
         fields.update(extra)
-        return Memory(fields["id"], title, folder or "", content, scope=scope, metadata=fields)
+        with self._writing():
+            if not allow_duplicate:
+                self._refuse_duplicate(title, content, scope)
+            old = None if supersedes is None else self.locate(supersedes)
+            if old is not None:
+                fields["supersedes"] = property_link(old)
+            memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
+            if old is not None:
+                self._supersede(old, memory, agent)
+            return memory
 
-    def _create(self, new: Memory, supersedes: str | None, agent: str | None) -> Memory:
-        """Write a checked new memory (`_new_memory`), under the vault lock; mark the one it
-        supersedes."""
-        fields = dict(new.metadata)
-        old = None if supersedes is None else self.locate(supersedes)
-        if old is not None:
-            fields["supersedes"] = property_link(old)
-        memory = self._save_new(
-            new.path or None, slug_for(new.title), with_newline(new.body), fields
-        )
-        if old is not None:
-            self._supersede(old, memory, agent)
-        return memory
+    def write(
+        self,
+        title: str,
+        content: str,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        expires_at: str | None = None,
+        ttl_days: float | None = None,
+        allow_duplicate: bool = False,
+        *,
+        on_exists: OnExists = "refuse",
+        expected_version: str | None = None,
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
+    ) -> Saved:
+        """write_mem: `create`, or with on_exists="replace" (key-value use: the title is the
+        key) give the memory titled `title` in `scope` this content, and the tags, category
+        and properties given (merged), creating it when there is none. `expected_version`
+        refuses the replace if that memory changed since (or is gone)."""
+        if on_exists not in ("refuse", "replace"):
+            raise Invalid(f"on_exists must be refuse or replace, not {on_exists!r}")
+        replace = on_exists == "replace"
+        if expected_version is not None and not replace:
+            raise Invalid("expected_version guards a replace: pass on_exists=replace too")
+        with self._writing():
+            key = clean_title(title, self.limits), clean_scope(scope)
+            path = self._titled(*key) if replace else None
+            if path is not None:
+                memory = self.update(
+                    path,
+                    edit=BodyEdit(content=content),
+                    tags=tags or None,
+                    category=category,
+                    expected_version=expected_version,
+                    properties=properties,
+                    agent=agent,
+                    supersedes=supersedes,
+                )
+                return Saved(memory, replaced=True)
+            if expected_version is not None:
+                raise Conflict(
+                    f"no memory is titled {key[0]!r} in scope {key[1] or '(global)'} any "
+                    f"more, so it is not version {expected_version}; read it again"
+                )
+            memory = self.create(
+                title,
+                content,
+                tags,
+                category,
+                scope,
+                expires_at,
+                ttl_days,
+                allow_duplicate or replace,
+                properties=properties,
+                agent=agent,
+                supersedes=supersedes,
+            )
+            return Saved(memory, replaced=False)
 
     def _save_new(self, folder: str | None, stem: str, body: str, fields: dict[str, Any]) -> Memory:
         """Write a new file at the first free path for `stem` (another, if a program creates
@@ -475,70 +454,41 @@ class VaultService:
         frontmatter). The edit applies to the file as it is when written: if it changed since
         it was read, it is read again and the edit applied again, unless a guard
         (`expected_version`, `expected_updated_at`) refuses it."""
-        with self._writing():
-            return self._update(
-                self.locate(identifier),
-                title=title,
-                edit=edit,
-                tags=tags,
-                category=category,
-                expected_updated_at=expected_updated_at,
-                expected_version=expected_version,
-                allow_duplicate=allow_duplicate,
-                properties=properties,
-                agent=agent,
-                supersedes=supersedes,
-            )
-
-    def _update(
-        self,
-        path: str,
-        *,
-        title: str | None = None,
-        edit: BodyEdit | None = None,
-        tags: list[str] | None = None,
-        category: str | None = None,
-        expected_updated_at: str | None = None,
-        expected_version: str | None = None,
-        allow_duplicate: bool = False,
-        properties: dict[str, Any] | None = None,
-        agent: str | None = None,
-        supersedes: str | None = None,
-    ) -> Memory:
-        """`update` of the memory at `path`, under the vault lock."""
         changes = clean_properties(properties)
-        old = None if supersedes is None else self.locate(supersedes)
-        if old == path:
-            raise Invalid(f"{path} cannot supersede itself; name the older memory it replaces")
+        with self._writing():
+            path = self.locate(identifier)
+            old = None if supersedes is None else self.locate(supersedes)
+            if old == path:
+                raise Invalid(f"{path} cannot supersede itself; name the older memory it replaces")
 
-        def attempt() -> Memory:
-            """One read, check of the guards, change and write."""
-            memory, doc, base = self._lookup.read_for_edit(path)
-            _check_writable(path, doc)
-            _check_guards(memory, expected_version, expected_updated_at)
-            fields = self._changed_fields(memory, doc, title, tags, category)
-            fields.update(merged_properties(memory.metadata, changes))
+            def attempt() -> Memory:
+                """One read, check of the guards, change and write."""
+                memory, doc, base = self._lookup.read_for_edit(path)
+                _check_writable(path, doc)
+                _check_guards(memory, expected_version, expected_updated_at)
+                fields = self._changed_fields(memory, doc, title, tags, category)
+                fields.update(merged_properties(memory.metadata, changes))
+                if old is not None:
+                    fields.update(with_link(memory.metadata, "supersedes", property_link(old)))
+                if "title" in fields and not allow_duplicate:
+                    self._refuse_title(fields["title"], memory.scope, path)
+                body = memory.body if edit is None else self._edited(memory, edit)
+                new_path = self._new_path(memory, fields)
+                if body == memory.body and not fields:
+                    return memory
+                if doc.writable and memory.metadata.get("id") in (None, ""):
+                    fields = {"id": memory.id, **fields}
+                fields["updated_at"] = clock.now_iso()
+                if agent:
+                    fields["updated_by"] = agent
+                if new_path == path:
+                    return self._writer.save(path, doc, body, fields, base)
+                return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
+
+            memory = retrying(path, attempt)
             if old is not None:
-                fields.update(with_link(memory.metadata, "supersedes", property_link(old)))
-            if "title" in fields and not allow_duplicate:
-                self._refuse_title(fields["title"], memory.scope, path)
-            body = memory.body if edit is None else self._edited(memory, edit)
-            new_path = self._new_path(memory, fields)
-            if body == memory.body and not fields:
-                return memory
-            if doc.writable and memory.metadata.get("id") in (None, ""):
-                fields = {"id": memory.id, **fields}
-            fields["updated_at"] = clock.now_iso()
-            if agent:
-                fields["updated_by"] = agent
-            if new_path == path:
-                return self._writer.save(path, doc, body, fields, base)
-            return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
-
-        memory = retrying(path, attempt)
-        if old is not None:
-            self._supersede(old, memory, agent)
-        return memory
+                self._supersede(old, memory, agent)
+            return memory
 
     def _supersede(self, old: str, new: Memory, agent: str | None) -> None:
         """Mark the memory at `old` as replaced by `new` (its `superseded_by` links to it): it

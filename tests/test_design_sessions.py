@@ -211,7 +211,7 @@ async def test_a_superseded_decision_leaves_search_and_the_briefing(vault_dir: P
         assert [item["id"] for item in briefing["items"]] == [new["id"]]
 
         read_old = await session.call_tool("read_mem", {"identifier": old["id"]})
-        assert structured(read_old)["superseded_by"]["id"] == new["id"]
+        assert [end["id"] for end in structured(read_old)["superseded_by"]] == [new["id"]]
         assert text_of(read_old).startswith(
             "Superseded: this memory was replaced by 'Database: SQLite for orders'"
         )

@@ -280,8 +280,10 @@ def markdown_text(out: MemoryOut) -> str:
 
 def superseded_notice(out: MemoryOut) -> str:
     """The line a superseded memory's read starts with: what replaced it."""
-    new = out.superseded_by
-    if new is None:
+    if not out.superseded_by:
         return ""
-    named = f"{new.title!r} (id {new.id})" if new.id else f"{new.title} (not found)"
+    named = " and ".join(
+        f"{new.title!r} (id {new.id})" if new.id else f"{new.title} (not found)"
+        for new in out.superseded_by
+    )
     return f"Superseded: this memory was replaced by {named}; read that one instead."
