@@ -116,7 +116,8 @@ def where_pairs(where: Mapping[str, Any] | None) -> Pairs:
             raise Invalid(f"where: {key!r} is not a property name")
         if key.strip() in OWNED_KEYS:
             raise Invalid(
-                f"where: {key.strip()!r} is not a property; use the {key.strip()} filter itself"
+                f"where: {key.strip()!r} is one of memvault's own fields, not a property; "
+                "category, tags and scope have filters of their own"
             )
         texts = list(_texts(value))
         if len(texts) != 1 or isinstance(value, list | tuple | dict):

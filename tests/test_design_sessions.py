@@ -11,6 +11,17 @@ from .mcp_helpers import http_server, http_session, stdio_session, structured, t
 
 pytestmark = pytest.mark.anyio
 
+# A coding session's problem, with a value of each kind Obsidian shows.
+PROBLEM = {
+    "repository": "acme/shop",
+    "branch": "main",
+    "files_modified": ["deploy.ts", "ci.yml"],
+    "outcome": "success",
+    "difficulty": 3,
+    "tested": True,
+    "seen_on": "2026-11-20",
+}
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -30,15 +41,7 @@ async def test_a_coding_session_stores_a_problem_and_its_solution_with_propertie
                     "title": "Deploy fails when DATABASE_URL is unset",
                     "content": "The deploy script crashed: DATABASE_URL missing in CI.",
                     "category": "problem",
-                    "properties": {
-                        "repository": "acme/shop",
-                        "branch": "main",
-                        "files_modified": ["deploy.ts", "ci.yml"],
-                        "outcome": "success",
-                        "difficulty": 3,
-                        "tested": True,
-                        "seen_on": "2026-11-20",
-                    },
+                    "properties": PROBLEM,
                 },
             )
         )
@@ -78,15 +81,9 @@ async def test_a_coding_session_stores_a_problem_and_its_solution_with_propertie
         assert [item["id"] for item in numbers["items"]] == [problem["id"]]
 
         read = structured(await session.call_tool("read_mem", {"identifier": problem["id"]}))
-        assert read["properties"] == {
-            "repository": "acme/shop",
-            "branch": "main",
-            "files_modified": ["deploy.ts", "ci.yml"],
-            "outcome": "success",
-            "difficulty": 3,
-            "tested": True,
-            "seen_on": "2026-11-20",
-        }
+        assert read["properties"] == PROBLEM
+        shown = text_of(await session.call_tool("read_mem", {"identifier": problem["id"]}))
+        assert "\n- files_modified: deploy.ts, ci.yml\n- outcome: success\n" in shown
         await session.call_tool(
             "edit_mem",
             {"id": problem["id"], "properties": {"outcome": "regressed", "branch": None}},

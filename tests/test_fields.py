@@ -86,7 +86,7 @@ def test_bad_properties_are_refused_with_a_clear_message(
 def test_a_where_filter_names_a_property_with_one_value(vault: VaultService) -> None:
     code, _out, err = run(vault.root, "list", "--where", "scope=x")
     assert code == 1
-    assert "where: 'scope' is not a property; use the scope filter itself" in err
+    assert "where: 'scope' is one of memvault's own fields, not a property" in err
 
 
 def test_a_title_repeats_across_scopes_but_not_within_one(vault: VaultService) -> None:

@@ -273,9 +273,15 @@ def markdown_text(out: MemoryOut) -> str:
         meta.append("backlinks: " + ", ".join(b.title or b.path or "" for b in out.backlinks))
     text = f"# {out.title}\n({'; '.join(meta)})\n\n"
     if out.properties:
-        text += "".join(f"- {key}: {value}\n" for key, value in out.properties.items()) + "\n"
+        text += "".join(f"- {key}: {_shown(value)}\n" for key, value in out.properties.items())
+        text += "\n"
     notice = superseded_notice(out)
     return (f"{notice}\n\n" if notice else "") + text + out.content
+
+
+def _shown(value: object) -> str:
+    """A property's value as read_mem's text shows it: a list as its items, comma-separated."""
+    return ", ".join(str(item) for item in value) if isinstance(value, list) else str(value)
 
 
 def superseded_notice(out: MemoryOut) -> str:
