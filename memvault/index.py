@@ -395,6 +395,17 @@ class Index:
         )
         return rows[0][0] if rows else None
 
+    def holding(self, keys: Iterable[str], value: str) -> list[tuple[str, str]]:
+        """(path, key) of each note whose property among `keys` holds `value` (case ignored)."""
+        wanted = list(keys)
+        marks = ", ".join("?" for _ in wanted)
+        rows = self.query(
+            "SELECT DISTINCT n.path, p.key FROM properties p JOIN notes n ON n.rowid = p.note"
+            f" WHERE p.key IN ({marks}) AND p.value = ? ORDER BY n.path, p.key",
+            [*wanted, value],
+        )
+        return [(r[0], r[1]) for r in rows]
+
     def has_id(self, memory_id: str) -> bool:
         return bool(self.query("SELECT 1 FROM notes WHERE id = ? LIMIT 1", (memory_id,)))
 

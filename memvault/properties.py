@@ -170,6 +170,23 @@ def link_target(value: str) -> str:
     return text.strip()
 
 
+def relinked(
+    metadata: Mapping[str, Any], key: str, before: str, after: str | None
+) -> dict[str, Any]:
+    """The update that replaces the link `before` under `key` by `after` (None: takes it out,
+    and the key with it when none is left); none when the note does not hold it."""
+    value = metadata.get(key)
+    links = string_list(value)
+    gone = link_target(before).lower()
+    kept = [after if link_target(link).lower() == gone else link for link in links]
+    new = [link for link in kept if link is not None]
+    if new == links:
+        return {}
+    if not new:
+        return {key: REMOVE}
+    return {key: new if isinstance(value, list) else new[0]}
+
+
 def with_link(metadata: Mapping[str, Any], key: str, link: str) -> dict[str, Any]:
     """The update that adds `link` to a note's list of links under `key` (one link stays a
     text value); none when the note has it already."""

@@ -21,7 +21,7 @@ from . import checks, clock, indexer, similar, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
-from .errors import Conflict, Duplicate, Invalid, MemvaultError, ReadOnly
+from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
 from .fusion import fuse
 from .index import Index, Match
@@ -41,11 +41,9 @@ from .model import (
     new_id,
     slug_for,
     stem_of,
-    string_list,
 )
 from .properties import (
     clean_properties,
-    link_target,
     merged_properties,
     property_link,
     with_link,
@@ -74,6 +72,7 @@ from .records import (
 from .search_sql import SORTS
 from .semantic import Semantic
 from .store import VaultStore
+from .succession import SuccessionService
 from .writer import Rewrite, Writer, retrying
 
 log = logging.getLogger(__name__)
@@ -105,6 +104,7 @@ class VaultService:
         self._writer = Writer(store, index)
         self._links = LinkService(store, index, self._writer, Journal(store.state_dir / "journal"))
         self._lookup = Lookup(store, index)
+        self._succession = SuccessionService(store, index, self._writer)
         self._write_lock = threading.RLock()
         self._changing = threading.local()
         self.limits = limits or Limits()
@@ -357,7 +357,7 @@ class VaultService:
                 fields["supersedes"] = property_link(old)
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
             if old is not None:
-                self._supersede(old, memory, agent)
+                self._succession.mark(old, memory, agent)
             return memory
 
     def write(
@@ -483,47 +483,19 @@ class VaultService:
                     fields["updated_by"] = agent
                 if new_path == path:
                     return self._writer.save(path, doc, body, fields, base)
-                return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
+                moved = self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
+                self._succession.follow_move(path, new_path)
+                return moved
 
             memory = retrying(path, attempt)
             if old is not None:
-                self._supersede(old, memory, agent)
+                self._succession.mark(old, memory, agent)
             return memory
-
-    def _supersede(self, old: str, new: Memory, agent: str | None) -> None:
-        """Mark the memory at `old` as replaced by `new` (its `superseded_by` links to it): it
-        leaves searches and the briefing, and stays readable."""
-
-        def attempt() -> Memory:
-            """One read and write of the mark."""
-            memory, doc, base = self._lookup.read_for_edit(old)
-            _check_writable(old, doc)
-            fields = {
-                **_identity(memory, doc),
-                "superseded_by": property_link(new.path),
-                "updated_at": clock.now_iso(),
-            }
-            if agent:
-                fields["updated_by"] = agent
-            return self._writer.save(old, doc, memory.body, fields, base)
-
-        retrying(old, attempt)
 
     def succession(self, memory: Memory) -> Succession:
         """The memories this one supersedes and the one that superseded it, by the links in
         its `supersedes` and `superseded_by` properties."""
-        return Succession(self._linked(memory, "supersedes"), self._linked(memory, "superseded_by"))
-
-    def _linked(self, memory: Memory, key: str) -> list[tuple[str, Memory | None]]:
-        """Each link under a property `key`, with the memory it names exactly (or None)."""
-        found: list[tuple[str, Memory | None]] = []
-        for raw in string_list(memory.metadata.get(key)):
-            try:
-                path = self._lookup.exact(link_target(raw))
-            except MemvaultError:  # an empty link, or a name several memories have
-                path = None
-            found.append((raw, None if path is None else self._lookup.read(path)))
-        return found
+        return self._succession.of(memory)
 
     def _refuse_duplicate(self, title: str, content: str, scope: str | None) -> None:
         """Duplicate if a memory of this scope has this title, or near-identical content."""
@@ -626,6 +598,7 @@ class VaultService:
             path = self.locate(identifier)
             memory = self._lookup.read(path)
             changed = self._links.remove_inbound(path)
+            self._succession.forget(path)
             self._writer.remove(path)
             return Deleted(memory, changed)
 
@@ -766,16 +739,6 @@ class Starting:
 def _same_scope(one: str | None, other: str | None) -> bool:
     """Whether two scopes are one (case ignored, as filters compare them; None is global)."""
     return (one or "").lower() == (other or "").lower()
-
-
-def _identity(memory: Memory, doc: Document) -> dict[str, Any]:
-    """The id (and, for a note without frontmatter, the title) an edit writes into a file that
-    lacks them, so the memory keeps its identity through a later rename."""
-    if not memory.has_frontmatter:
-        return {"id": memory.id, "title": memory.title}
-    if doc.writable and memory.metadata.get("id") in (None, ""):
-        return {"id": memory.id}
-    return {}
 
 
 def _check_writable(path: str, doc: Document) -> None:

@@ -208,3 +208,24 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_properties(vault_dir: P
         assert [row.path for row in rows] == ["a.md"]
     finally:
         again.close()
+
+
+def test_succession_links_follow_a_rename_and_go_with_a_delete(vault: VaultService) -> None:
+    """Both ends of a superseding are links: a rename of either rewrites the other's link, and
+    deleting the newer memory lets the older one surface again."""
+    old = vault.create("Old way", "Do it by hand.")
+    new = vault.create("New way", "Use the script.", supersedes=old.id)
+
+    vault.update(new.id, title="Newest way")
+    vault.update(old.id, title="Oldest way")
+
+    assert vault.get(old.id).metadata["superseded_by"] == "[[newest-way]]"
+    assert vault.get(new.id).metadata["supersedes"] == "[[oldest-way]]"
+    assert [m.id for _raw, m in vault.succession(vault.get(old.id)).superseded_by if m] == [
+        new.id
+    ]
+
+    vault.delete(new.id)
+
+    assert "superseded_by" not in vault.get(old.id).metadata
+    assert titles(vault.list_memories()[0]) == ["Oldest way"]
