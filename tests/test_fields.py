@@ -221,9 +221,7 @@ def test_succession_links_follow_a_rename_and_go_with_a_delete(vault: VaultServi
 
     assert vault.get(old.id).metadata["superseded_by"] == "[[newest-way]]"
     assert vault.get(new.id).metadata["supersedes"] == "[[oldest-way]]"
-    assert [m.id for _raw, m in vault.succession(vault.get(old.id)).superseded_by if m] == [
-        new.id
-    ]
+    assert [m.id for _raw, m in vault.succession(vault.get(old.id)).superseded_by if m] == [new.id]
 
     vault.delete(new.id)
 
