@@ -17,6 +17,7 @@ from .errors import MemvaultError
 from .markdown import first_line
 from .records import Briefing, BriefingItem, Filter, NoteRow
 from .secret_scan import redacted
+from .text import by
 from .vault import VaultService
 
 CHARS_PER_TOKEN = 4
@@ -118,7 +119,7 @@ def _item(
     flag = f" [not reviewed {clock.age(reviewed(row))}]" if stale else ""
     where = f"{row.category}, " if row.category else ""
     title = redacted(row.title)
-    line = redacted(f"**{title}** ({where}{row.age}, id {row.id}){flag}: {first}")
+    line = redacted(f"**{title}** ({where}{row.age}{by(row)}, id {row.id}){flag}: {first}")
     return BriefingItem(row.id, title, row.path, row.category, section, row.age, stale, line)
 
 

@@ -40,6 +40,8 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
     policies: Policies = field(default_factory=Policies)
+    # Who writes (--agent): recorded as created_by / updated_by; None lets each face decide.
+    agent: str | None = None
 
     @property
     def state_dir(self) -> Path:

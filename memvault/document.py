@@ -27,6 +27,18 @@ _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
 _BUILD_ERRORS = (ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError)
 _CONTINUATION = re.compile(r"[ \t]|-(?:[ \t]|$)")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class _Remove:
+    """The type of REMOVE."""
+
+    def __repr__(self) -> str:
+        return "REMOVE"
+
+
+# An update's value that takes its key out of the frontmatter (edit_mem's property set to null).
+REMOVE: Any = _Remove()
 
 
 @dataclass
@@ -76,15 +88,18 @@ def parse_document(text: str) -> Document:
 def render_document(doc: Document, updates: dict[str, Any]) -> str:
     """Return the file text with `updates` set in the frontmatter and every other byte kept.
 
-    Keys already present are rewritten in place; new keys are appended in the order given.
-    With no updates the head is kept as it was, even when its YAML is broken.
+    Keys already present are rewritten in place; new keys are appended in the order given; a
+    key whose value is REMOVE goes, with its block of lines. With no updates the head is kept
+    as it was, even when its YAML is broken.
     """
     if not updates:
         return doc.head + doc.body
     if not doc.writable:
         raise ValueError("refusing to rewrite a file whose frontmatter is broken")
     raw = doc.frontmatter or ""
-    if doc.frontmatter is not None and all(doc.metadata.get(k) == v for k, v in updates.items()):
+    if doc.frontmatter is not None and all(
+        _unchanged(doc.metadata, k, v) for k, v in updates.items()
+    ):
         new_raw = raw
     else:
         new_raw = _edit_frontmatter(raw, doc.metadata, updates)
@@ -94,6 +109,13 @@ def render_document(doc: Document, updates: dict[str, Any]) -> str:
     if new_raw and not new_raw.endswith(nl):
         new_raw += nl
     return (BOM if doc.bom else "") + f"---{nl}{new_raw}---{nl}" + doc.body
+
+
+def _unchanged(metadata: dict[str, Any], key: str, value: Any) -> bool:
+    """Whether an update leaves a key as it is (REMOVE of a key that is not there)."""
+    if value is REMOVE:
+        return key not in metadata
+    return bool(metadata.get(key) == value)
 
 
 def normalize_value(value: Any) -> Any:
@@ -147,7 +169,7 @@ def _newline_of(text: str) -> str:
 
 def _entry(key: str, value: Any) -> str:
     """One `key: value` block in the style Obsidian writes: flow lists, bare timestamps."""
-    if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
+    if isinstance(value, str) and (_TIMESTAMP.fullmatch(value) or _is_date(value)):
         return f"{key}: {value}\n"
     if isinstance(value, list):
         flow = yaml.dump(
@@ -159,6 +181,17 @@ def _entry(key: str, value: Any) -> str:
         )
         return f"{_dump({key: None}).split(':')[0]}: {flow}"
     return _dump({key: value})
+
+
+def _is_date(value: str) -> bool:
+    """Whether a string is a real calendar date (YYYY-MM-DD), which Obsidian writes bare."""
+    if not _DATE.fullmatch(value):
+        return False
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _dump(data: dict[str, Any]) -> str:
@@ -218,7 +251,10 @@ def _edit_frontmatter(raw: str, old: dict[str, Any], updates: dict[str, Any]) ->
     replacements: list[tuple[int, int, str]] = []
     appended = ""
     for key, value in updates.items():
-        if key in blocks:
+        if value is REMOVE:
+            if key in blocks:
+                replacements.append((*blocks[key], ""))
+        elif key in blocks:
             start, end = blocks[key]
             replacements.append((start, end, _entry(key, value)))
         else:
@@ -227,6 +263,7 @@ def _edit_frontmatter(raw: str, old: dict[str, Any], updates: dict[str, Any]) ->
         lines[start:end] = [text]
     edited = "".join(lines) + appended
     expected = {**old, **updates}
+    expected = {k: v for k, v in expected.items() if v is not REMOVE}
     parsed, error = _load_mapping(edited)
     if error is None and parsed == expected and list(parsed) == list(expected):
         return edited

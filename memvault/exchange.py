@@ -17,6 +17,8 @@ from .vault import VaultService
 FORMAT = "memvault-export/1"
 # read_mem's fields that say how a read went, not what the memory is: not exported.
 _READ_ONLY = {"age", "reviewed", "confidence", "matched_by", "version"}
+# read_mem's fields read from the frontmatter, which the export holds whole: not repeated.
+_IN_FRONTMATTER = {"properties", "created_by", "updated_by", "supersedes", "superseded_by"}
 
 
 def export_records(vault: VaultService, where: Filter | None = None) -> Iterator[dict[str, Any]]:
@@ -24,7 +26,9 @@ def export_records(vault: VaultService, where: Filter | None = None) -> Iterator
     usage = vault.usage()
     offset = 0
     while True:
-        rows, _total = vault.list_memories(where or Filter(archived=None), "title", 500, offset)
+        rows, _total = vault.list_memories(
+            where or Filter(archived=None, include_superseded=True), "title", 500, offset
+        )
         if not rows:
             return
         for row in rows:
@@ -42,7 +46,7 @@ def export_record(vault: VaultService, memory: Memory, used: Usage) -> dict[str,
     outgoing = vault.outgoing(memory)
     full = MemoryOut.of(Recall(memory, 1.0, "exact"), outgoing, vault.backlinks(memory), "json")
     return {
-        **full.model_dump(mode="json", exclude=_READ_ONLY),
+        **full.model_dump(mode="json", exclude=_READ_ONLY | _IN_FRONTMATTER),
         "links": [
             {**LinkEnd.target(row).model_dump(mode="json"), "raw": row.raw}
             for row in distinct_targets(outgoing)

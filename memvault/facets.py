@@ -28,14 +28,24 @@ MARK = "\ue000"
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
-def note_facets(folder: str, tags: Iterable[str], scope: str | None) -> str:
-    """The `facets` text of a note: one token per folder prefix, tag prefix and scope."""
+def note_facets(
+    folder: str,
+    tags: Iterable[str],
+    scope: str | None,
+    properties: Iterable[tuple[str, str]] = (),
+    superseded: bool = False,
+) -> str:
+    """The `facets` text of a note: one token per folder prefix, tag prefix, scope and
+    property value (`properties.indexed_pairs`), and whether another memory replaced it."""
     tokens = list(_hierarchy("category", folder)) if folder else []
     for tag in tags:
         tokens += _hierarchy("tag", tag)
     tokens.append(_token("scope", _fold(scope)) if scope else _token("global", ""))
+    tokens += (_property(key, value) for key, value in properties)
     if archived(folder):
         tokens.append(_token("archived", ""))
+    if superseded:
+        tokens.append(_token("superseded", ""))
     return " ".join(dict.fromkeys(tokens))
 
 
@@ -45,13 +55,16 @@ def filter_terms(
     scopes: Iterable[str],
     only_scope: bool,
     archived_only: bool | None,
-) -> tuple[list[str], str | None]:
-    """(FTS5 terms a note must match, term it must not match) for a filter's arguments.
+    properties: Iterable[tuple[str, str]] = (),
+    superseded_too: bool = False,
+) -> tuple[list[str], list[str]]:
+    """(FTS5 terms a note must match, terms it must not match) for a filter's arguments.
 
     A note passes with any of the `categories` (each in every spelling `category_spellings`
-    gives, compared lower-cased as search_sql.filter_sql does), every tag, and any of the
-    `scopes` (or none: global) unless `only_scope`; tags and scopes are ASCII-folded.
-    `archived_only`: True keeps archived notes only, False leaves them out, None keeps all.
+    gives, compared lower-cased as search_sql.filter_sql does), every tag, any of the `scopes`
+    (or none: global) unless `only_scope`, and every (property, value) pair; tags, scopes and
+    property values are ASCII-folded. `archived_only`: True keeps archived notes only, False
+    leaves them out, None keeps all. Superseded notes are left out unless `superseded_too`.
     """
     required = []
     folders = [name for category in categories for name in category_spellings(category)]
@@ -62,10 +75,14 @@ def filter_terms(
     wanted = [_token("scope", _fold(scope)) for scope in scopes]
     if wanted:
         required.append(_any(wanted if only_scope else [*wanted, _token("global", "")]))
+    required += (_term(_property(key, value)) for key, value in properties)
     archived_term = _term(_token("archived", ""))
     if archived_only:
         required.append(archived_term)
-    return required, archived_term if archived_only is False else None
+    excluded = [archived_term] if archived_only is False else []
+    if not superseded_too:
+        excluded.append(_term(_token("superseded", "")))
+    return required, excluded
 
 
 def _fold(text: str) -> str:
@@ -82,6 +99,11 @@ def _hierarchy(kind: str, value: str) -> tuple[str, ...]:
     """The tokens of a folder or tag and every level above it. Cached: a vault has far fewer
     folders and tags than notes, so a rebuild hashes each about once."""
     return tuple(_token(kind, prefix) for prefix in _prefixes(_fold(value)))
+
+
+def _property(key: str, value: str) -> str:
+    """The token of one property value (key and value ASCII-folded, as NOCASE compares them)."""
+    return _token("property", f"{_fold(key)}\0{_fold(value)}")
 
 
 def _token(kind: str, value: str) -> str:

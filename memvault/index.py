@@ -279,7 +279,8 @@ class Index:
         cursor = db.execute(
             "INSERT INTO notes (path, path_key, stem_key, title_key, folder, id, title, tags,"
             " created_at, updated_at, last_reviewed, scope, expires_at, size, mtime_ns, hash,"
-            " problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " problem, created_by, updated_by, superseded_by)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows.note,
         )
         rowid = int(cursor.lastrowid or 0)
@@ -289,6 +290,10 @@ class Index:
         )
         db.executemany(
             "INSERT INTO tags (note, tag) VALUES (?, ?)", [(rowid, tag) for tag in rows.tags]
+        )
+        db.executemany(
+            "INSERT INTO properties (note, key, value) VALUES (?, ?, ?)",
+            [(rowid, *pair) for pair in rows.properties],
         )
         db.executemany(
             "INSERT INTO links (source, folder, raw, key, name, alt, has_path, attachment,"
@@ -406,6 +411,17 @@ class Index:
         )
         return rows[0][0] if rows else None
 
+    def holding(self, keys: Iterable[str], value: str) -> list[tuple[str, str]]:
+        """(path, key) of each note whose property among `keys` holds `value` (case ignored)."""
+        wanted = list(keys)
+        marks = ", ".join("?" for _ in wanted)
+        rows = self.query(
+            "SELECT DISTINCT n.path, p.key FROM properties p JOIN notes n ON n.rowid = p.note"
+            f" WHERE p.key IN ({marks}) AND p.value = ? ORDER BY n.path, p.key",
+            [*wanted, value],
+        )
+        return [(r[0], r[1]) for r in rows]
+
     def has_id(self, memory_id: str) -> bool:
         return bool(self.query("SELECT 1 FROM notes WHERE id = ? LIMIT 1", (memory_id,)))
 
@@ -417,7 +433,9 @@ class Index:
         sql = "SELECT path FROM notes WHERE stem_key = ? ORDER BY path"
         return [row[0] for row in self.query(sql, (stem.lower(),))]
 
-    def names(self, where: Filter = Filter(archived=None)) -> list[tuple[str, str]]:
+    def names(
+        self, where: Filter = Filter(archived=None, include_superseded=True)
+    ) -> list[tuple[str, str]]:
         """(path, name) for every title, file name and alias, for fuzzy recall."""
         sql_where, params = filter_sql(where, clock.now_iso())
         rows = self.query(
@@ -505,7 +523,11 @@ class Index:
         leaves out the archived and expired few instead of naming every other note."""
         now = clock.now_iso()
         if where == Filter():
-            rows = self.query(f"SELECT rowid FROM notes WHERE {ARCHIVED} OR expires_at <= ?", [now])
+            rows = self.query(
+                f"SELECT rowid FROM notes WHERE {ARCHIVED} OR expires_at <= ?"
+                " OR superseded_by IS NOT NULL",
+                [now],
+            )
             return None, {int(r[0]) for r in rows}
         conditions, params = filter_sql(where, now)
         rows = self.query(f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params)
@@ -547,6 +569,8 @@ class Index:
                 scope=note.scope,
                 age=note.age,
                 relevance=relevance(held[match.rowid], len(groups), match.similarity),
+                created_by=note.created_by,
+                updated_by=note.updated_by,
             )
             for match in page
             if (note := notes.get(match.rowid)) is not None
@@ -752,7 +776,7 @@ _NOTE_COLUMNS = (
     f"n.id, n.title, n.path, substr(n.hash, 1, {VERSION_LENGTH}) AS version,"
     " n.folder AS category, n.tags, n.created_at, n.updated_at,"
     " n.last_reviewed, n.scope, n.expires_at, coalesce(u.access_count, 0) AS access_count,"
-    " u.last_access, n.problem"
+    " u.last_access, n.problem, n.created_by, n.updated_by, n.superseded_by"
 )
 
 

@@ -7,6 +7,8 @@ a memory the caller did not name; `recall` may answer with the memory clearly me
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import similar
 from .document import Document
 from .errors import Invalid, NotFound
@@ -16,6 +18,8 @@ from .records import Filter, Recall, Snapshot, Suggestion
 from .store import VaultStore
 
 SUGGESTIONS = 5
+# Every memory: a read finds archived and superseded ones too.
+EVERY = Filter(archived=None, include_superseded=True)
 
 
 class Lookup:
@@ -82,12 +86,13 @@ class Lookup:
         clearly means (a typo, other word order, a missing word: at least `similar.TYPO` and
         `similar.CLEAR_LEAD` ahead of the next), with its confidence; else NotFound listing the
         candidates. Names only: a memory's text never makes it a match (search finds by text).
-        `category:key` looks only in that category. Reads only: writes use `locate`."""
-        category, key = _split_category(identifier, self._index)
-        exact = self.exact(identifier) if category is None else None
+        `category:key` looks only in that category, `scope:key` only in that scope. Reads only:
+        writes use `locate`."""
+        within, key = _split_prefix(identifier, self._index)
+        exact = self.exact(identifier) if within is None else None
         if exact is not None:
             return Recall(self.read(exact), 1.0, "exact")
-        suggestions = self.suggest(key, category=category)
+        suggestions = self.suggest(key, where=within)
         if suggestions:
             best = suggestions[0]
             lead = best.score - (suggestions[1].score if len(suggestions) > 1 else 0.0)
@@ -98,11 +103,11 @@ class Lookup:
         raise self.not_found(identifier, suggestions)
 
     def suggest(
-        self, identifier: str, limit: int = SUGGESTIONS, category: str | None = None
+        self, identifier: str, limit: int = SUGGESTIONS, where: Filter | None = None
     ) -> list[Suggestion]:
         """Memories whose title, file name or alias is close to `identifier`, best first, from
-        `similar.SUGGEST_FLOOR` up."""
-        where = Filter(category=category, archived=None)
+        `similar.SUGGEST_FLOOR` up; among those `where` picks (default: all)."""
+        where = where or EVERY
         suggestions = []
         for path, score in similar.closest(identifier, self._index.names(where), limit):
             note = self._index.note(path)
@@ -152,14 +157,13 @@ def _plain_path(identifier: str) -> str:
     return root + "/".join(part for part in text.split("/") if part not in ("", "."))
 
 
-def _split_category(identifier: str, index: Index) -> tuple[str | None, str]:
-    """`category:key` -> (category, key) when the category exists; else (None, identifier)."""
-    head, sep, tail = identifier.partition(":")
-    if (
-        sep
-        and tail.strip()
-        and head.strip()
-        and index.list_notes(Filter(category=head.strip(), archived=None), limit=1)[1]
-    ):
-        return head.strip(), tail.strip()
+def _split_prefix(identifier: str, index: Index) -> tuple[Filter | None, str]:
+    """`category:key` or `scope:key` -> (the filter of that category, else that scope, key)
+    when it holds a memory; else (None, identifier)."""
+    head, sep, tail = (part.strip() for part in identifier.partition(":"))
+    if not (sep and head and tail):
+        return None, identifier
+    for where in (replace(EVERY, category=head), replace(EVERY, scope=head, only_scope=True)):
+        if index.list_notes(where, limit=1)[1]:
+            return where, tail
     return None, identifier

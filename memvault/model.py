@@ -389,21 +389,3 @@ def _first_heading(body: str) -> str | None:
 
 def _text_or_none(value: object) -> str | None:
     return None if value in (None, "") else str(value)
-
-
-def clean_properties(properties: dict[str, Any] | None) -> dict[str, Any]:
-    """Extra frontmatter keys (Obsidian properties): text, number, checkbox or list values
-    under names memvault does not own; Invalid naming the first that is not."""
-    cleaned: dict[str, Any] = {}
-    for key, value in (properties or {}).items():
-        name = str(key).strip()
-        if not name or _CONTROL.search(name) or name in OWNED_KEYS:
-            owned = f" ({', '.join(OWNED_KEYS)} are memvault's own)" if name in OWNED_KEYS else ""
-            raise Invalid(f"property name {name!r} cannot be used{owned}; pick another")
-        items = value if isinstance(value, list) else [value]
-        if not all(isinstance(item, str | int | float | bool) for item in items):
-            raise Invalid(
-                f"property {name!r} must be text, a number, true/false or a list of those"
-            )
-        cleaned[name] = value
-    return cleaned

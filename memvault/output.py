@@ -18,6 +18,7 @@ from pydantic_core import CoreSchema
 
 from . import clock
 from .model import Memory
+from .properties import properties_of
 from .records import (
     Briefing,
     BriefingItem,
@@ -30,6 +31,7 @@ from .records import (
     SearchPage,
     SessionNotes,
     Stats,
+    Succession,
 )
 from .text import ReadFormat, plain_text
 
@@ -100,10 +102,14 @@ class Written(Output):
         description="Short hash of the file's content (edit_mem's expected_version)"
     )
     created_at: str | None
+    replaced: bool = Field(
+        default=False,
+        description="True when on_exists=replace gave an existing memory this content",
+    )
 
     @classmethod
-    def of(cls, memory: Memory) -> Written:
-        return pick(cls, memory)
+    def of(cls, memory: Memory, replaced: bool = False) -> Written:
+        return pick(cls, memory, replaced=replaced)
 
 
 class LinkEnd(Output):
@@ -126,6 +132,11 @@ class LinkEnd(Output):
     @classmethod
     def memory(cls, memory: Memory) -> LinkEnd:
         return pick(cls, memory)
+
+    @classmethod
+    def named(cls, raw: str, memory: Memory | None) -> LinkEnd:
+        """A property's link: the memory it names, or the link as written when it names none."""
+        return cls.memory(memory) if memory else cls(id=None, title=raw, path=None)
 
 
 def distinct_targets(rows: list[LinkRow]) -> list[LinkRow]:
@@ -169,6 +180,18 @@ class MemoryOut(Output):
     reviewed: str = Field(description="How long ago it was last verified")
     confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
     matched_by: str = Field(description="exact, or name (a clear fuzzy match on its names)")
+    properties: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Frontmatter keys memvault does not own (Obsidian properties)",
+    )
+    created_by: str | None = Field(default=None, description="Who wrote it")
+    updated_by: str | None = Field(default=None, description="Who changed it last")
+    supersedes: list[LinkEnd] = Field(
+        default_factory=list, description="The older memories this one replaced"
+    )
+    superseded_by: list[LinkEnd] = Field(
+        default_factory=list, description="The memory that replaced this one: read that instead"
+    )
     aliases: list[str] | None = None
     frontmatter: dict[str, Any] | None = None
     problem: str | None = None
@@ -180,14 +203,22 @@ class MemoryOut(Output):
         outgoing: list[LinkRow],
         backlinks: list[LinkRow],
         fmt: ReadFormat = "markdown",
+        succession: Succession | None = None,
     ) -> MemoryOut:
-        """A recalled memory with its links; `plain` strips the markdown from the content and
-        `json` adds aliases, the raw frontmatter and any problem reading it."""
+        """A recalled memory with its links, properties and succession; `plain` strips the
+        markdown from the content and `json` adds aliases, the raw frontmatter and any problem
+        reading it."""
         memory = found.memory
         full = fmt == "json"
+        succession = succession or Succession()
         return pick(
             cls,
             memory,
+            properties=properties_of(memory.metadata),
+            created_by=_text(memory.metadata.get("created_by")),
+            updated_by=_text(memory.metadata.get("updated_by")),
+            supersedes=[LinkEnd.named(raw, m) for raw, m in succession.supersedes],
+            superseded_by=[LinkEnd.named(raw, m) for raw, m in succession.superseded_by],
             content=plain_text(memory) if fmt == "plain" else memory.body,
             links=[LinkEnd.target(row) for row in distinct_targets(outgoing)],
             backlinks=[LinkEnd.source(row) for row in distinct_sources(backlinks, memory.path)],
@@ -199,6 +230,11 @@ class MemoryOut(Output):
             frontmatter=dict(memory.metadata) if full else None,
             problem=memory.problem if full else None,
         )
+
+
+def _text(value: object) -> str | None:
+    """A frontmatter value as one text, or None when absent or empty."""
+    return None if value in (None, "") else str(value)
 
 
 class Edited(Output):

@@ -50,7 +50,9 @@ class Filter:
     `only_scope`. `archived`: False leaves out archived and expired memories, True gives only
     archived ones, None gives every memory. `since`/`until` bound the `time_field` (updated or
     created): as the caller wrote them (`7d`, `last week`, an ISO date), which the service turns
-    into UTC timestamps (timespec.py) before the index reads them."""
+    into UTC timestamps (timespec.py) before the index reads them. `where`: the (property,
+    value) pairs a memory must hold (`properties.where_pairs`). Superseded memories are left
+    out unless `include_superseded`."""
 
     category: str | tuple[str, ...] | None = None
     tags: tuple[str, ...] = ()
@@ -60,6 +62,8 @@ class Filter:
     since: str | None = None
     until: str | None = None
     time_field: TimeField = "updated"
+    where: tuple[tuple[str, str], ...] = ()
+    include_superseded: bool = False
 
     @classmethod
     def of(
@@ -72,6 +76,8 @@ class Filter:
         since: str | None = None,
         until: str | None = None,
         time_field: TimeField = "updated",
+        where: tuple[tuple[str, str], ...] = (),
+        include_superseded: bool = False,
     ) -> Filter:
         """A Filter from a face's arguments, where several names come as a list."""
         return cls(
@@ -83,6 +89,8 @@ class Filter:
             since,
             until,
             time_field,
+            where,
+            include_superseded,
         )
 
     @property
@@ -125,6 +133,8 @@ class SearchHit:
     scope: str | None
     age: str
     relevance: float = 0.0
+    created_by: str | None = None
+    updated_by: str | None = None
 
 
 # Reports how much of a long job is done: (done, total).
@@ -176,6 +186,9 @@ class NoteRow:
     last_access: str | None
     age: str
     problem: str | None
+    created_by: str | None = None
+    updated_by: str | None = None
+    superseded_by: str | None = None
 
 
 @dataclass
@@ -268,6 +281,23 @@ class Recall:
     memory: Memory
     confidence: float
     matched_by: str
+
+
+@dataclass
+class Succession:
+    """The memories one replaced (`supersedes`) and the one that replaced it (`superseded_by`):
+    each link as written in its frontmatter, with the memory it names now (None if none)."""
+
+    supersedes: list[tuple[str, Memory | None]] = field(default_factory=list)
+    superseded_by: list[tuple[str, Memory | None]] = field(default_factory=list)
+
+
+@dataclass
+class Saved:
+    """What a key-value write did: the memory, and whether it replaced one (else created it)."""
+
+    memory: Memory
+    replaced: bool
 
 
 @dataclass

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from .facets import note_facets
 from .markdown import Link, find_links, find_tags, related_links
 from .model import Memory, folder_of
+from .properties import indexed_pairs
 from .search import fts_text
 
 # One encoder for every note: json.dumps with options builds a new one per call.
@@ -35,21 +36,25 @@ class NoteRows:
     note: tuple[object, ...]
     aliases: list[tuple[str, str]]
     tags: list[str]
+    properties: list[tuple[str, str]]
     links: list[LinkValues]
     fts: list[FtsRow]
     problem: str | None
 
 
 def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows:
-    """The notes, aliases, tags, links and full-text rows of one memory; `digest` is its
-    file's `content_hash`. The category's words go into the tags column, so a word found only
-    in the category (`decision`, `architecture-decision`) finds the note."""
+    """The notes, aliases, tags, properties, links and full-text rows of one memory; `digest`
+    is its file's `content_hash`. The category's words go into the tags column, so a word found
+    only in the category (`decision`, `architecture-decision`) finds the note."""
     folder = folder_of(memory.path)
     known = {t.lower() for t in memory.tags}
     tags = memory.tags + [t for t in find_tags(memory.body) if t.lower() not in known]
     links = find_links(memory.body)
     related = {link.start for link in related_links(memory.body, links)}
-    facets = note_facets(folder, tags, memory.scope)
+    pairs = indexed_pairs(memory.metadata)
+    meta = memory.metadata
+    superseded_by = _text(meta.get("superseded_by"))
+    facets = note_facets(folder, tags, memory.scope, pairs, superseded_by is not None)
     head, *more = sections(fts_text(memory.body))
     return NoteRows(
         note=(
@@ -70,9 +75,13 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows
             mtime_ns,
             digest,
             memory.problem,
+            _text(meta.get("created_by")),
+            _text(meta.get("updated_by")),
+            superseded_by,
         ),
         aliases=[(a, a.lower()) for a in memory.aliases],
         tags=tags,
+        properties=pairs,
         links=[link_values(folder, link, link.start in related) for link in links],
         fts=[
             (
@@ -86,6 +95,14 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows
         ],
         problem=memory.problem,
     )
+
+
+def _text(value: object) -> str | None:
+    """A frontmatter value memvault keeps in a column, as text; None when absent or empty."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    text = "" if value is None else str(value).strip()
+    return text or None
 
 
 def sections(body: str) -> list[str]:

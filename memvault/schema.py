@@ -20,7 +20,7 @@ from .search import TOKENIZE
 log = logging.getLogger(__name__)
 
 # Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 TABLES = f"""
 CREATE TABLE notes (
@@ -41,7 +41,16 @@ CREATE TABLE notes (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL,
-    problem TEXT                    -- why memvault will not rewrite the file (broken YAML)
+    problem TEXT,                   -- why memvault will not rewrite the file (broken YAML)
+    created_by TEXT,                -- who wrote it, and who changed it last (attribution)
+    updated_by TEXT,
+    superseded_by TEXT              -- the link to the memory that replaced it, as written
+);
+-- Every frontmatter key memvault does not keep in a column: one row per value (per list element).
+CREATE TABLE properties (
+    note INTEGER NOT NULL REFERENCES notes ON DELETE CASCADE,
+    key TEXT NOT NULL COLLATE NOCASE,
+    value TEXT NOT NULL COLLATE NOCASE
 );
 CREATE TABLE aliases (
     note INTEGER NOT NULL REFERENCES notes ON DELETE CASCADE,
@@ -91,6 +100,8 @@ CREATE INDEX aliases_key ON aliases(alias_key);
 CREATE INDEX aliases_note ON aliases(note);
 CREATE INDEX tags_tag ON tags(tag, note);
 CREATE INDEX tags_note ON tags(note);
+CREATE INDEX properties_pair ON properties(key, value, note);
+CREATE INDEX properties_note ON properties(note);
 """
 LINK_INDEXES = """
 CREATE INDEX links_source ON links(source);
@@ -100,7 +111,7 @@ CREATE INDEX links_name ON links(name);
 CREATE INDEX links_alt ON links(alt);
 """
 
-DERIVED_TABLES = ("notes", "aliases", "tags", "links", "notes_fts")
+DERIVED_TABLES = ("notes", "aliases", "tags", "properties", "links", "notes_fts")
 
 # Kept state, changed only by appending a migration: number n is KEPT_MIGRATIONS[n - 1].
 # Migration 1 uses IF NOT EXISTS because indexes made before migrations were numbered

@@ -63,7 +63,13 @@ def search_plan(text: str, where: Filter) -> SearchPlan | None:
     if query.empty:
         return None
     required, excluded = filter_terms(
-        where.categories, where.tags, where.scopes, where.only_scope, where.archived
+        where.categories,
+        where.tags,
+        where.scopes,
+        where.only_scope,
+        where.archived,
+        where.where,
+        where.include_superseded,
     )
     strict, loose = (_filtered(e, required, excluded) for e in (query.strict(), query.loose()))
     return SearchPlan(strict, loose, where.archived is False, text, period_sql(where))
@@ -174,13 +180,15 @@ def period_sql(filter: Filter) -> Statement:
     return where, params
 
 
-def _filtered(expression: str, required: list[str], excluded: str | None) -> str:
+def _filtered(expression: str, required: list[str], excluded: list[str]) -> str:
     """A query's FTS5 expression with the filter's terms. Its words cannot match the facets
     column (see facets.py), so they need no column filter."""
     combined = f"({expression})"
     for term in required:
         combined = f"({combined}) AND ({term})"
-    return f"({combined}) NOT ({excluded})" if excluded else combined
+    for term in excluded:
+        combined = f"({combined}) NOT ({term})"
+    return combined
 
 
 def filter_sql(filter: Filter, now: str) -> Statement:
@@ -218,6 +226,11 @@ def filter_sql(filter: Filter, now: str) -> Statement:
             " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
         )
         params += [tag, len(tag) + 1, tag + "/"]
+    for key, value in filter.where:
+        where += " AND n.rowid IN (SELECT note FROM properties WHERE key = ? AND value = ?)"
+        params += [key, value]
+    if not filter.include_superseded:
+        where += " AND n.superseded_by IS NULL"
     return where, params
 
 

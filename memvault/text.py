@@ -38,10 +38,16 @@ def plain_text(memory: Memory) -> str:
     return f"{memory.title}\n\n{to_plain(memory.body).strip()}\n"
 
 
+def by(row: NoteRow | SearchHit) -> str:
+    """Who last wrote a memory, as its line shows it (` by NAME`), if the file says."""
+    name = row.updated_by or row.created_by
+    return f" by {name}" if name else ""
+
+
 def hit_line(hit: SearchHit) -> str:
     """A search hit on one line (search_mem's text, `memvault search`)."""
     return (
-        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, reviewed "
+        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}{by(hit)}, reviewed "
         f"{clock.age(hit.last_reviewed)}, relevance {hit.relevance:.2f}): "
         f"{' '.join(hit.snippet.split())}"
     )
@@ -50,7 +56,7 @@ def hit_line(hit: SearchHit) -> str:
 def note_line(row: NoteRow) -> str:
     """A listed memory on one line (list_mem's text, `memvault list`)."""
     return (
-        f"{row.title} (id {row.id}, {row.path}, updated {row.age}, reviewed "
+        f"{row.title} (id {row.id}, {row.path}, updated {row.age}{by(row)}, reviewed "
         f"{clock.age(row.last_reviewed)}, used {row.access_count}x)"
     )
 

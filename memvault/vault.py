@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import checks, clock, indexer, ranking, similar, timespec, workers
 from .config import Settings
@@ -37,7 +37,6 @@ from .model import (
     Memory,
     check_content,
     clean_category,
-    clean_properties,
     clean_scope,
     clean_tags,
     clean_title,
@@ -48,6 +47,12 @@ from .model import (
     stem_of,
 )
 from .policies import Policies
+from .properties import (
+    clean_properties,
+    merged_properties,
+    property_link,
+    with_link,
+)
 from .records import (
     CheckReport,
     Deleted,
@@ -59,11 +64,13 @@ from .records import (
     Progress,
     RebuildSummary,
     Recall,
+    Saved,
     SearchMode,
     SearchPage,
     SemanticStatus,
     Skipped,
     Stats,
+    Succession,
     SyncSummary,
     Usage,
 )
@@ -71,6 +78,7 @@ from .search_sql import SORTS
 from .secret_scan import SecretPolicy, screened, screened_edit, screened_fields
 from .semantic import Semantic
 from .store import VaultStore
+from .succession import SuccessionService
 from .writer import Rewrite, Writer, retrying
 
 log = logging.getLogger(__name__)
@@ -83,6 +91,9 @@ CANDIDATES = 50
 # page prefer_recent looks at, for a newer near-tie just below the page.
 WEIGHED = 500
 RECENT = 20
+# What write does when a memory of that title exists in that scope: refuse it as a duplicate,
+# or replace its content (key-value use).
+OnExists = Literal["refuse", "replace"]
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
 
@@ -104,7 +115,9 @@ class VaultService:
         self._writer = Writer(store, index)
         self._links = LinkService(store, index, self._writer, Journal(store.state_dir / "journal"))
         self._lookup = Lookup(store, index)
+        self._succession = SuccessionService(store, index, self._writer)
         self._write_lock = threading.RLock()
+        self._changing = threading.local()
         self.limits = limits or Limits()
         self.policies = policies or Policies()
 
@@ -163,12 +176,20 @@ class VaultService:
     @contextmanager
     def _writing(self) -> Iterator[None]:
         """Hold the vault lock for a change, first finishing any rename a crash cut short, so
-        that a write never starts from a half-renamed vault. Reads never take this path."""
+        that a write never starts from a half-renamed vault. Reads never take this path. A
+        write inside another (write_mem's replace) joins it: all or nothing together."""
+        if getattr(self._changing, "active", False):
+            yield
+            return
         with self._locked():
             for line in self._links.recover():
                 log.warning("%s (interrupted earlier)", line)
-            with self._writer.all_or_nothing():
-                yield
+            self._changing.active = True
+            try:
+                with self._writer.all_or_nothing():
+                    yield
+            finally:
+                self._changing.active = False
         self._semantic.wake()
 
     @property
@@ -334,14 +355,18 @@ class VaultService:
         ttl_days: float | None = None,
         allow_duplicate: bool = False,
         secrets: SecretPolicy = "refuse",
+        *,
         properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
     ) -> Memory:
-        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, and
-        `properties` as extra frontmatter keys.
+        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, its
+        `properties` as extra frontmatter keys, `agent` as who wrote it; `supersedes` names a
+        memory it replaces (marked superseded, see `_supersede`).
 
-        A memory with the same title, or near-identical content, is refused (Duplicate, with
-        the existing id) unless `allow_duplicate`. A secret in it is refused, or redacted
-        under `secrets="redact"` (secret_scan.py).
+        A memory with the same title in the same scope, or near-identical content there, is
+        refused (Duplicate, with the existing id) unless `allow_duplicate`. A secret in it is
+        refused, or redacted under `secrets="redact"` (secret_scan.py).
         """
         title = clean_title(screened(title, secrets, "the title"), self.limits)
         content = check_content(screened(content, secrets, "the content"), self.limits)
@@ -352,7 +377,8 @@ class VaultService:
         if expires_at is None and ttl_days is None:
             ttl_days = self.policies.ttl_for(folder)
         expires = expiry_from(expires_at, ttl_days)
-        extra = screened_fields(clean_properties(properties), secrets)
+        given = {k: v for k, v in clean_properties(properties).items() if v is not None}
+        extra = screened_fields(given, secrets)
         now = clock.now_iso()
         fields: dict[str, Any] = {"id": new_id(), "title": title}
         if folder:
@@ -362,11 +388,84 @@ class VaultService:
         fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
         if expires:
             fields["expires_at"] = expires
+        if agent:
+            fields.update(created_by=agent, updated_by=agent)
         fields.update(extra)
         with self._writing():
             if not allow_duplicate:
-                self._refuse_duplicate(title, content)
-            return self._save_new(folder, slug_for(title), with_newline(content), fields)
+                self._refuse_duplicate(title, content, scope)
+            old = None if supersedes is None else self.locate(supersedes)
+            if old is not None:
+                fields["supersedes"] = property_link(old)
+            memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
+            if old is not None:
+                self._succession.mark(old, memory, agent)
+            return memory
+
+    def write(
+        self,
+        title: str,
+        content: str,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        expires_at: str | None = None,
+        ttl_days: float | None = None,
+        allow_duplicate: bool = False,
+        *,
+        on_exists: OnExists = "refuse",
+        expected_version: str | None = None,
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
+        secrets: SecretPolicy = "refuse",
+    ) -> Saved:
+        """write_mem: `create`, or with on_exists="replace" (key-value use: the title is the
+        key) give the memory titled `title` in `scope` this content, and the tags, category
+        and properties given (merged), creating it when there is none. `expected_version`
+        refuses the replace if that memory changed since (or is gone). A secret is refused, or
+        redacted under `secrets="redact"`."""
+        if on_exists not in ("refuse", "replace"):
+            raise Invalid(f"on_exists must be refuse or replace, not {on_exists!r}")
+        replace = on_exists == "replace"
+        if expected_version is not None and not replace:
+            raise Invalid("expected_version guards a replace: pass on_exists=replace too")
+        with self._writing():
+            key = clean_title(title, self.limits), clean_scope(scope)
+            path = self._titled(*key) if replace else None
+            if path is not None:
+                memory = self.update(
+                    path,
+                    edit=BodyEdit(content=content),
+                    tags=tags or None,
+                    category=category,
+                    expected_version=expected_version,
+                    properties=properties,
+                    agent=agent,
+                    supersedes=supersedes,
+                    secrets=secrets,
+                )
+                return Saved(memory, replaced=True)
+            if expected_version is not None:
+                raise Conflict(
+                    f"no memory is titled {key[0]!r} in scope {key[1] or '(global)'} any "
+                    f"more, so it is not version {expected_version}; read it again"
+                )
+            memory = self.create(
+                title,
+                content,
+                tags,
+                category,
+                scope,
+                expires_at,
+                ttl_days,
+                allow_duplicate or replace,
+                secrets,
+                properties=properties,
+                agent=agent,
+                supersedes=supersedes,
+            )
+            return Saved(memory, replaced=False)
 
     def _save_new(self, folder: str | None, stem: str, body: str, fields: dict[str, Any]) -> Memory:
         """Write a new file at the first free path for `stem` (another, if a program creates
@@ -391,13 +490,18 @@ class VaultService:
         expected_version: str | None = None,
         allow_duplicate: bool = False,
         secrets: SecretPolicy = "refuse",
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
     ) -> Memory:
         """Change a memory; a new title renames its file and a new category moves it, and
-        every link to it follows. The id never changes (a hand-made note's derived id is
-        written into its frontmatter). The edit applies to the file as it is when written:
-        if it changed since it was read, it is read again and the edit applied again, unless
-        a guard (`expected_version`, `expected_updated_at`) refuses it. A secret in the new
-        text is refused, or redacted under `secrets="redact"`."""
+        every link to it follows. `properties` are merged into its frontmatter (None removes
+        one); `agent` is recorded as who changed it; `supersedes` names a memory this one
+        replaces. The id never changes (a hand-made note's derived id is written into its
+        frontmatter). The edit applies to the file as it is when written: if it changed since
+        it was read, it is read again and the edit applied again, unless a guard
+        (`expected_version`, `expected_updated_at`) refuses it. A secret in the new text is
+        refused, or redacted under `secrets="redact"`."""
         return self._update(
             identifier,
             title=title,
@@ -408,6 +512,9 @@ class VaultService:
             expected_version=expected_version,
             allow_duplicate=allow_duplicate,
             secrets=secrets,
+            properties=properties,
+            agent=agent,
+            supersedes=supersedes,
         )
 
     def _update(
@@ -422,6 +529,9 @@ class VaultService:
         expected_version: str | None = None,
         allow_duplicate: bool = False,
         secrets: SecretPolicy = "refuse",
+        properties: dict[str, Any] | None = None,
+        agent: str | None = None,
+        supersedes: str | None = None,
         archiving: bool = False,
     ) -> Memory:
         """`update`, and upkeep's moves to archive/ (`archiving`), the only ones let in there."""
@@ -429,8 +539,12 @@ class VaultService:
             title = screened(title, secrets, "the title")
         if edit is not None:
             edit = screened_edit(edit, secrets)
+        changes = screened_fields(clean_properties(properties), secrets)
         with self._writing():
             path = self.locate(identifier)
+            old = None if supersedes is None else self.locate(supersedes)
+            if old == path:
+                raise Invalid(f"{path} cannot supersede itself; name the older memory it replaces")
 
             def attempt() -> Memory:
                 """One read, check of the guards, change and write."""
@@ -438,8 +552,11 @@ class VaultService:
                 _check_writable(path, doc)
                 _check_guards(memory, expected_version, expected_updated_at)
                 fields = self._changed_fields(memory, doc, title, tags, category, archiving)
+                fields.update(merged_properties(memory.metadata, changes))
+                if old is not None:
+                    fields.update(with_link(memory.metadata, "supersedes", property_link(old)))
                 if "title" in fields and not allow_duplicate:
-                    self._refuse_title(fields["title"], path)
+                    self._refuse_title(fields["title"], memory.scope, path)
                 body = memory.body if edit is None else self._edited(memory, edit)
                 new_path = self._new_path(memory, fields)
                 if body == memory.body and not fields:
@@ -447,18 +564,32 @@ class VaultService:
                 if doc.writable and memory.metadata.get("id") in (None, ""):
                     fields = {"id": memory.id, **fields}
                 fields["updated_at"] = clock.now_iso()
+                if agent:
+                    fields["updated_by"] = agent
                 if new_path == path and "title" not in fields:
                     return self._writer.save(path, doc, body, fields, base)
-                return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
+                moved = self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
+                self._succession.follow_move(path, new_path)
+                return moved
 
-            return retrying(path, attempt)
+            memory = retrying(path, attempt)
+            if old is not None:
+                self._succession.mark(old, memory, agent)
+            return memory
 
-    def _refuse_duplicate(self, title: str, content: str) -> None:
-        """Duplicate if a memory has this title, or near-identical content."""
-        self._refuse_title(title)
+    def succession(self, memory: Memory) -> Succession:
+        """The memories this one supersedes and the one that superseded it, by the links in
+        its `supersedes` and `superseded_by` properties."""
+        return self._succession.of(memory)
+
+    def _refuse_duplicate(self, title: str, content: str, scope: str | None) -> None:
+        """Duplicate if a memory of this scope has this title, or near-identical content."""
+        self._refuse_title(title, scope)
         words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
             other = self._store.read(path)[0]
+            if not _same_scope(other.scope, scope):
+                continue
             score = similar.content_similarity(content, other.body)
             if score >= similar.NEAR_IDENTICAL:
                 raise Duplicate(
@@ -467,16 +598,31 @@ class VaultService:
                     other.id,
                 )
 
-    def _refuse_title(self, title: str, own: str | None = None) -> None:
-        """Duplicate if a memory other than the one at `own` has this title."""
+    def _refuse_title(self, title: str, scope: str | None, own: str | None = None) -> None:
+        """Duplicate if a memory of this scope other than the one at `own` has this title."""
+        path = self._titled(title, scope, own)
+        note = None if path is None else self._index.note(path)
+        if note is not None:
+            raise Duplicate(
+                f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
+                "with edit_mem, replace it with on_exists=replace, or pass "
+                "allow_duplicate=true to keep both",
+                note.id,
+            )
+
+    def _titled(self, title: str, scope: str | None, own: str | None = None) -> str | None:
+        """The path of a memory of this scope (other than the one at `own`) with this title
+        (case ignored); a title may repeat in other scopes."""
         for path in self._index.resolve(title):
             note = self._index.note(path)
-            if note is not None and path != own and note.title.lower() == title.lower():
-                raise Duplicate(
-                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
-                    "with edit_mem, or pass allow_duplicate=true to keep both",
-                    note.id,
-                )
+            if (
+                note is not None
+                and path != own
+                and note.title.lower() == title.lower()
+                and _same_scope(note.scope, scope)
+            ):
+                return path
+        return None
 
     def restore(self, record: dict[str, Any], secrets: SecretPolicy = "refuse") -> Memory:
         """Write an exported memory back with its id, timestamps and frontmatter (import).
@@ -555,6 +701,7 @@ class VaultService:
             path = self.locate(identifier)
             memory = self._lookup.read(path)
             changed = self._links.remove_inbound(path)
+            self._succession.forget(path)
             self._writer.remove(path)
             return Deleted(memory, changed)
 
@@ -698,6 +845,11 @@ class Starting:
         upkeep = self.vault.maintain()
         self.vault.serve_semantic()
         return self.vault, upkeep
+
+
+def _same_scope(one: str | None, other: str | None) -> bool:
+    """Whether two scopes are one (case ignored, as filters compare them; None is global)."""
+    return (one or "").lower() == (other or "").lower()
 
 
 def _check_writable(path: str, doc: Document) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, Implementation
 
 MEMVAULT = [sys.executable, "-m", "memvault.cli"]
 
@@ -25,17 +25,21 @@ def server_env() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_session(vault: Path) -> AsyncIterator[ClientSession]:
-    """A ClientSession talking to `memvault serve` over stdio, as Claude Desktop runs it."""
+async def stdio_session(
+    vault: Path, client_name: str | None = None, *options: str
+) -> AsyncIterator[ClientSession]:
+    """A ClientSession talking to `memvault serve` over stdio, as Claude Desktop runs it;
+    `client_name` is the clientInfo.name it sends, `options` global options of the server."""
     params = StdioServerParameters(
         command=MEMVAULT[0],
-        args=[*MEMVAULT[1:], "--vault", str(vault), "serve"],
+        args=[*MEMVAULT[1:], "--vault", str(vault), *options, "serve"],
         env=server_env(),
     )
+    info = Implementation(name=client_name, version="1") if client_name else None
     with open(os.devnull, "w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, client_info=info) as session,
         ):
             await session.initialize()
             yield session
@@ -89,8 +93,10 @@ def http_server(vault: Path, *extra: str) -> Iterator[tuple[str, subprocess.Pope
 
 
 @asynccontextmanager
-async def http_session(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+async def http_session(
+    url: str, token: str | None = None, headers: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
+    headers = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=30) as http,
         streamable_http_client(url, http_client=http) as (read, write),

@@ -216,7 +216,7 @@ def test_cli_stats_archive_export_import_verify_context(vault_dir: Path, tmp_pat
     assert code == 0 and out.startswith("created 2, unchanged 0, conflicts 0")
     code, out = run("session-notes", "--summary", "Worked on [[gotcha-one]]", "--json")
     assert [m["path"] for m in json.loads(out)["linked"]] == ["gotcha/gotcha-one.md"]
-    code, out = run("write", "--title", "Gotcha one", "again")
+    code, out = run("write", "--title", "Gotcha one", "--scope", "shop", "again")
     assert code == 1
 
 
@@ -254,7 +254,8 @@ async def test_a_scripted_assistant_session(vault_dir: Path) -> None:
             )
         )
         refused = await session.call_tool(
-            "write_mem", {"title": "Stripe retries webhooks for 3 days", "content": "again"}
+            "write_mem",
+            {"title": "Stripe retries webhooks for 3 days", "content": "again", "scope": "shop"},
         )
         assert refused.is_error and gotcha["id"] in text_of(refused)
 

@@ -121,7 +121,7 @@ async def test_every_tool_over_stdio(vault_dir: Path) -> None:
                 "write_mem", {"title": "Stripe webhooks", "content": "Webhooks must be idempotent."}
             )
         )
-        assert set(a) == {"id", "title", "path", "version", "created_at"}
+        assert set(a) == {"id", "title", "path", "version", "created_at", "replaced"}
 
         found = structured(
             await session.call_tool(

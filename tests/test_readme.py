@@ -26,6 +26,8 @@ FILTERS = (
     "--since",
     "--until",
     "--time-field",
+    "--where",
+    "--include-superseded",
 )
 
 

@@ -7,8 +7,10 @@ import pytest
 from memvault.records import Filter
 from memvault.search_sql import filter_sql, search_plan, search_sql
 
-EVERY = Filter(archived=None)
+EVERY = Filter(archived=None, include_superseded=True)
 NOT_ARCHIVED = 'NOT (facets : "\ue0006929655039044768773")'
+NOT_SUPERSEDED = 'NOT (facets : "\ue00011461621207089461442")'
+OUTCOME = 'facets : "\ue00012361190900178608302"'
 DECISION = 'facets : "\ue0001559538794693009546"'
 
 
@@ -53,15 +55,21 @@ DECISION = 'facets : "\ue0001559538794693009546"'
         ),
         (
             "retry*",
-            Filter(category="decision", archived=None),
+            Filter(category="decision", archived=None, include_superseded=True),
             f'(((("retry"*)))) AND ({DECISION})',
             f'((("retry"*))) AND ({DECISION})',
         ),
         (
             "deploy",
             Filter(),
-            f'(((("deploy")))) {NOT_ARCHIVED}',
-            f'((("deploy"))) {NOT_ARCHIVED}',
+            f'((((("deploy")))) {NOT_ARCHIVED}) {NOT_SUPERSEDED}',
+            f'(((("deploy"))) {NOT_ARCHIVED}) {NOT_SUPERSEDED}',
+        ),
+        (
+            "deploy",
+            Filter(archived=None, where=(("Outcome", "SUCCESS"),)),
+            f'((((("deploy")))) AND ({OUTCOME})) {NOT_SUPERSEDED}',
+            f'(((("deploy"))) AND ({OUTCOME})) {NOT_SUPERSEDED}',
         ),
     ],
 )
@@ -101,7 +109,10 @@ def test_the_ranking_sql_puts_notes_with_every_word_first_and_skips_expired_ones
 
 
 def test_a_listing_filter_is_sql_on_notes() -> None:
-    where, params = filter_sql(Filter(category="Work", tags=("#ops",), scope="shop"), "NOW")
+    where, params = filter_sql(
+        Filter(category="Work", tags=("#ops",), scope="shop", where=(("outcome", "success"),)),
+        "NOW",
+    )
     assert where == (
         " AND NOT (n.folder = 'archive' OR substr(n.folder, 1, 8) = 'archive/')"
         " AND (n.expires_at IS NULL OR n.expires_at > ?)"
@@ -109,9 +120,11 @@ def test_a_listing_filter_is_sql_on_notes() -> None:
         " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
         " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"
         " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
+        " AND n.rowid IN (SELECT note FROM properties WHERE key = ? AND value = ?)"
+        " AND n.superseded_by IS NULL"
     )
-    assert params == ["NOW", "shop", "work", 5, "work/", "ops", 4, "ops/"]
-    assert filter_sql(Filter(archived=None), "NOW") == ("", [])
+    assert params == ["NOW", "shop", "work", 5, "work/", "ops", 4, "ops/", "outcome", "success"]
+    assert filter_sql(EVERY, "NOW") == ("", [])
     several = Filter(
         category=("Arch_Decision", "gotcha"),
         scope=("shop", "shared"),
@@ -120,6 +133,7 @@ def test_a_listing_filter_is_sql_on_notes() -> None:
         since="2024-01-01T00:00:00Z",
         until="2024-02-01T00:00:00Z",
         time_field="created",
+        include_superseded=True,
     )
     under = "lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?"
     created = "coalesce(n.created_at, n.updated_at)"

@@ -49,7 +49,7 @@ async def test_session_notes_keep_every_field_and_brief_with_the_summary(vault_d
         refused = await tool_error(
             session, "save_session_notes", {"summary": "x", "properties": {"id": "mine"}}
         )
-        assert "property name 'id' cannot be used" in refused
+        assert "property 'id' is reserved" in refused
     note = vault_dir / saved["path"]
     kept = frontmatter(note)
     assert {key: kept[key] for key in ("flow", "tone", "energy")} == {

@@ -7,6 +7,7 @@ the matching MCP tool returns (memvault.output), so both faces give one shape.
 
 from __future__ import annotations
 
+import getpass
 import json
 import logging
 import re
@@ -23,6 +24,8 @@ from click.core import ParameterSource
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError
 from ..policies import load_policies
+from ..properties import clean_agent, where_pairs
+from ..records import Filter
 from ..secret_scan import POLICIES
 from ..vault import VaultService
 
@@ -105,6 +108,13 @@ def failure_line(error: Exception) -> str:
     help="Semantic search model: a folder with model.onnx and tokenizer.json, or 'off' "
     "[default: all-MiniLM-L6-v2 from memvault[semantic]].",
 )
+@click.option(
+    "--agent",
+    envvar="MEMVAULT_AGENT",
+    default=None,
+    help="Who writes, recorded as created_by/updated_by [default: the user name; serve: "
+    "each MCP client's name].",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.pass_context
 def main(
@@ -115,6 +125,7 @@ def main(
     stale_days: float,
     query_timeout: float,
     embed_model: str | None,
+    agent: str | None,
     debug: bool,
 ) -> None:
     """memvault: an assistant's long-term memory as a folder of markdown files."""
@@ -137,6 +148,7 @@ def main(
     ctx.obj = replace(
         settings,
         policies=policies,
+        agent=agent,
         context=ContextSettings(
             always=always_categories
             if given("always") or policies.always is None
@@ -150,6 +162,16 @@ def main(
 def settings_of(ctx: click.Context) -> Settings:
     """The settings `main` made from the global options."""
     return ctx.find_object(Settings) or Settings()
+
+
+def writer(ctx: click.Context) -> str | None:
+    """Who a command's writes record as created_by / updated_by: --agent, else the user's
+    login name (`cli` when the system gives none)."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name, no passwd entry (a bare container)
+        user = "cli"
+    return clean_agent(settings_of(ctx).agent or user)
 
 
 @contextmanager
@@ -202,11 +224,17 @@ secrets_option = click.option(
     show_default=True,
     help="Text holding a secret: refuse it, or store it as [redacted: KIND].",
 )
+where_option = click.option(
+    "--where",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only memories whose property KEY is VALUE (a list: has it); repeat for several.",
+)
 
 
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--category, --tag, --scope, --only-scope, --archived, --since, --until, --time-field:
-    which memories a command covers."""
+    """--category, --tag, --scope, --only-scope, --archived, --since, --until, --time-field,
+    --where, --include-superseded: which memories a command covers."""
     for option in reversed(
         (
             click.option(
@@ -236,10 +264,28 @@ def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 show_default=True,
                 help="The time --since and --until read.",
             ),
+            where_option,
+            click.option("--include-superseded", is_flag=True, help="Superseded memories too."),
         )
     ):
         command = option(command)
     return command
+
+
+def make_filter(where: tuple[str, ...] = (), **given: Any) -> Filter:
+    """The Filter that `filter_options` describe (`--where KEY=VALUE` pairs)."""
+    return Filter.of(where=where_pairs(key_values(where)), **given)
+
+
+def key_values(pairs: tuple[str, ...]) -> dict[str, str]:
+    """`KEY=VALUE` options as a dict; a clear error for one without `=`."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--where/--set")
+        found[key.strip()] = value
+    return found
 
 
 # The commands register themselves on `main` when their modules are imported.

@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from ..briefing import build_briefing
-from ..records import Filter, SearchMode
+from ..records import SearchMode
 from ..text import hit_line, list_heading, note_line, search_heading, stats_text
-from . import emit, filter_options, json_option, main, service, settings_of
+from . import emit, filter_options, json_option, main, make_filter, service, settings_of
 
 
 @main.command()
@@ -47,7 +47,7 @@ def search(
     **filters: Any,
 ) -> None:
     """Search: plain questions by words and meaning; "exact phrases", prefix*, -excluded, OR."""
-    where = Filter.of(**filters)
+    where = make_filter(**filters)
     with service(ctx) as vault:
         page = vault.search(query, limit, offset, where, mode, min_relevance, prefer_recent)
     if as_json:
@@ -76,7 +76,7 @@ def list_(
 ) -> None:
     """List memories, newest first by default (--sort usage: most used first)."""
     with service(ctx) as vault:
-        rows, total = vault.list_memories(Filter.of(**filters), sort, limit, offset)
+        rows, total = vault.list_memories(make_filter(**filters), sort, limit, offset)
     if as_json:
         from ..output import ListOut
 

@@ -2,22 +2,54 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import click
 
 from ..markdown import BodyEdit
 from ..secret_scan import SecretPolicy
 from ..session_notes import SessionFields, save_session_notes
 from ..text import ReadFormat, plain_text
+from ..vault import OnExists
 from . import (
     emit,
     json_option,
+    key_values,
     main,
     read_content,
     secrets_option,
     service,
     split_tags,
     tag_option,
+    writer,
 )
+
+set_option = click.option(
+    "--set",
+    "properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A property (frontmatter field); VALUE as JSON when it is JSON (3, true, "
+    '["a","b"], null: remove it), else text. Repeat for several.',
+)
+supersedes_option = click.option(
+    "--supersedes", default=None, help="A memory this one replaces (marked superseded)."
+)
+
+
+def parsed_properties(pairs: tuple[str, ...]) -> dict[str, Any] | None:
+    """`--set KEY=VALUE` options as properties: a value that reads as JSON is taken as such
+    (a number, true/false, a list, null), any other as text."""
+    if not pairs:
+        return None
+    properties: dict[str, Any] = {}
+    for key, text in key_values(pairs).items():
+        try:
+            properties[key] = json.loads(text)
+        except ValueError:
+            properties[key] = text
+    return properties
 
 
 @main.command()
@@ -29,6 +61,18 @@ from . import (
 @click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None)
 @click.option("--allow-duplicate", is_flag=True, help="Keep it even if it repeats another.")
 @secrets_option
+@click.option(
+    "--on-exists",
+    type=click.Choice(["refuse", "replace"]),
+    default="refuse",
+    show_default=True,
+    help="replace: give the memory of this title and scope this content (key-value use).",
+)
+@click.option(
+    "--expected-version", default=None, help="With --on-exists replace: refuse if it changed."
+)
+@set_option
+@supersedes_option
 @click.argument("content", required=False, default="-")
 @json_option
 @click.pass_context
@@ -42,21 +86,39 @@ def write(
     ttl_days: float | None,
     allow_duplicate: bool,
     secrets: SecretPolicy,
+    on_exists: OnExists,
+    expected_version: str | None,
+    properties: tuple[str, ...],
+    supersedes: str | None,
     content: str,
     as_json: bool,
 ) -> None:
     """Write a new memory; CONTENT or `-` (the default) for standard input."""
     body = read_content(content) or ""
     with service(ctx) as vault:
-        memory = vault.create(
-            title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate, secrets
+        saved = vault.write(
+            title,
+            body,
+            list(tags),
+            category,
+            scope,
+            expires_at,
+            ttl_days,
+            allow_duplicate,
+            secrets=secrets,
+            on_exists=on_exists,
+            expected_version=expected_version,
+            properties=parsed_properties(properties),
+            agent=writer(ctx),
+            supersedes=supersedes,
         )
+    memory = saved.memory
     if as_json:
         from ..output import Written
 
-        emit(Written.of(memory))
+        emit(Written.of(memory, saved.replaced))
     else:
-        click.echo(f"{memory.id}  {memory.path}")
+        click.echo(f"{memory.id}  {memory.path}" + ("  (replaced)" if saved.replaced else ""))
 
 
 @main.command()
@@ -81,10 +143,21 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
                 f"({found.matched_by} match, confidence {found.confidence:.2f})",
                 err=True,
             )
+        for raw, new in vault.succession(memory).superseded_by:
+            named = f"{new.title!r} (id {new.id})" if new else f"{raw} (not found)"
+            click.echo(f"note: superseded by {named}", err=True)
         if fmt == "json":
             from ..output import MemoryOut
 
-            emit(MemoryOut.of(found, vault.outgoing(memory), vault.backlinks(memory), fmt))
+            emit(
+                MemoryOut.of(
+                    found,
+                    vault.outgoing(memory),
+                    vault.backlinks(memory),
+                    fmt,
+                    vault.succession(memory),
+                )
+            )
         elif fmt == "plain":
             click.echo(plain_text(memory), nl=False)
         else:
@@ -114,6 +187,8 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
 )
 @click.option("--allow-duplicate", is_flag=True, help="Keep a title another memory has.")
 @secrets_option
+@set_option
+@supersedes_option
 @json_option
 @click.pass_context
 def edit(
@@ -132,9 +207,11 @@ def edit(
     expected_version: str | None,
     allow_duplicate: bool,
     secrets: SecretPolicy,
+    properties: tuple[str, ...],
+    supersedes: str | None,
     as_json: bool,
 ) -> None:
-    """Change a memory's title (renames), text, tags or category (moves)."""
+    """Change a memory's title (renames), text, tags, category (moves) or properties."""
     change = BodyEdit(
         content=read_content(content),
         find=find,
@@ -154,6 +231,9 @@ def edit(
             expected_version=expected_version,
             allow_duplicate=allow_duplicate,
             secrets=secrets,
+            properties=parsed_properties(properties),
+            agent=writer(ctx),
+            supersedes=supersedes,
         )
     if as_json:
         from ..output import Edited

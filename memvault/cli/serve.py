@@ -152,7 +152,9 @@ def serve(
     for line in done.lines():
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, not no_watch):
-        server = build_server(vault, cast(LogLevel, log_level), settings.context, scope or None)
+        server = build_server(
+            vault, cast(LogLevel, log_level), settings.context, scope or None, settings.agent
+        )
         signal.signal(signal.SIGTERM, partial(stop, vault))
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"

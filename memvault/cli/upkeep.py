@@ -9,9 +9,18 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ..records import CheckReport, Filter, Maintenance, Progress, SemanticStatus, Skipped
+from ..records import CheckReport, Maintenance, Progress, SemanticStatus, Skipped
 from ..secret_scan import SecretPolicy
-from . import EXIT_ERROR, emit, filter_options, json_option, main, secrets_option, service
+from . import (
+    EXIT_ERROR,
+    emit,
+    filter_options,
+    json_option,
+    main,
+    make_filter,
+    secrets_option,
+    service,
+)
 
 T = TypeVar("T")
 
@@ -163,7 +172,9 @@ def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
     """Print every memory (or the filtered ones) with metadata, links and usage."""
     from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
 
-    where = Filter.of(**{**filters, "archived": filters["archived"] or None})
+    where = make_filter(
+        **{**filters, "archived": filters["archived"] or None, "include_superseded": True}
+    )
     with service(ctx) as vault:
         for chunk in dump(export_records(vault, where), fmt):
             click.echo(chunk, nl=False)

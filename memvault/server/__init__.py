@@ -45,11 +45,13 @@ def build_server(
     log_level: LogLevel = "WARNING",
     context_settings: ContextSettings | None = None,
     scope: str | None = None,
+    agent: str | None = None,
 ) -> MCPServer:
     """An MCP server whose tools, resources and prompts act on `vault`; `scope` is the default
-    scope of its reads and writes (`serve --scope`)."""
+    scope of its reads and writes (`serve --scope`); `agent` (--agent) names every writer, else
+    each client's name does (see attribution.py)."""
     mcp = Server("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
-    MemoryTools(vault, scope).register(mcp)
+    MemoryTools(vault, scope, agent).register(mcp)
     LinkTools(vault).register(mcp)
     SearchTools(vault, scope).register(mcp)
     ContextTools(vault, context_settings, scope).register(mcp)

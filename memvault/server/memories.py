@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,6 +13,8 @@ from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
 from ..secret_scan import SecretPolicy
 from ..text import ReadFormat
+from ..vault import VaultService
+from .attribution import agent_of
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
 
 CATEGORY_GUIDE = (
@@ -29,6 +32,17 @@ SECRETS_GUIDE = (
 )
 
 
+# A property's value: text, a number, true/false (a checkbox), a date as YYYY-MM-DD text, a list
+# of those, or null (edit_mem: remove the property).
+Scalar = str | int | float | bool
+Properties = dict[str, Scalar | list[Scalar] | None]
+PROPERTIES_GUIDE = (
+    "properties: extra fields kept as Obsidian properties in the file's frontmatter, e.g. "
+    '{"repository": "shop", "files_modified": ["deploy.ts"], "outcome": "success", '
+    '"difficulty": 3} (text, number, true/false, YYYY-MM-DD date, or a list of those). '
+)
+
+
 class Section(BaseModel):
     """A heading in the memory and the text to put under it (the heading line is kept)."""
 
@@ -39,7 +53,14 @@ class Section(BaseModel):
 
 
 class MemoryTools(ToolGroup):
-    """write_mem, read_mem, edit_mem, delete_mem and verify_mem over one vault."""
+    """write_mem, read_mem, edit_mem, delete_mem and verify_mem over one vault; `agent` is
+    the server's --agent, which names every writer (see attribution.py)."""
+
+    def __init__(
+        self, vault: VaultService, scope: str | None = None, agent: str | None = None
+    ) -> None:
+        super().__init__(vault, scope)
+        self.agent = agent
 
     @tool(
         "write_mem",
@@ -50,14 +71,19 @@ class MemoryTools(ToolGroup):
         "scope: the project, account or fleet it belongs to (omit for a global memory, or the "
         "server's default scope when it has one; an empty scope then for global). "
         "expires_at (ISO date) or ttl_days for something true only for a while; it then "
-        "moves to archive/. A memory with the same title or near-identical content is "
-        "refused with the existing id (edit that one instead, or allow_duplicate=true). "
+        "moves to archive/. " + PROPERTIES_GUIDE + "A memory with the same title in the "
+        "same scope, or near-identical content, is refused with the existing id (edit that one "
+        "instead, or allow_duplicate=true); on_exists=replace instead sets that memory's "
+        "content (key-value use: the title is the key; expected_version guards it). "
+        "supersedes: the id of an older memory this one replaces; it is marked superseded and "
+        "leaves searches and the briefing. The memory records who wrote it (created_by). "
         + SECRETS_GUIDE
         + 'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
         'tags=["payments"], category="decision", scope="shop")',
     )
     def write_mem(
         self,
+        ctx: Context[Any, Any],
         title: str,
         content: str,
         tags: list[str] = [],  # noqa: B006 - the public default; pydantic copies it per call
@@ -67,9 +93,13 @@ class MemoryTools(ToolGroup):
         ttl_days: Annotated[float, Field(gt=0)] | None = None,
         allow_duplicate: bool = False,
         secrets: SecretPolicy = "refuse",
+        properties: Properties | None = None,
+        on_exists: Literal["refuse", "replace"] = "refuse",
+        expected_version: str | None = None,
+        supersedes: str | None = None,
     ) -> Annotated[CallToolResult, Written]:
         with tool_errors():
-            memory = self.vault.create(
+            saved = self.vault.write(
                 title,
                 content,
                 tags,
@@ -78,10 +108,18 @@ class MemoryTools(ToolGroup):
                 expires_at,
                 ttl_days,
                 allow_duplicate,
+                on_exists=on_exists,
+                expected_version=expected_version,
+                properties=properties,
+                agent=agent_of(ctx, self.agent),
+                supersedes=supersedes,
                 secrets=secrets,
             )
+        memory = saved.memory
+        done = "Replaced the content of" if saved.replaced else "Saved"
         return reply(
-            Written.of(memory), f"Saved {memory.title!r} as {memory.path} (id {memory.id})."
+            Written.of(memory, saved.replaced),
+            f"{done} {memory.title!r} as {memory.path} (id {memory.id}).",
         )
 
     @tool(
@@ -103,7 +141,11 @@ class MemoryTools(ToolGroup):
             found = self.vault.recall(identifier)
             memory = found.memory
             out = MemoryOut.of(
-                found, self.vault.outgoing(memory), self.vault.backlinks(memory), format
+                found,
+                self.vault.outgoing(memory),
+                self.vault.backlinks(memory),
+                format,
+                self.vault.succession(memory),
             )
         if format == "plain":
             return reply(out, out.content)
@@ -127,13 +169,16 @@ class MemoryTools(ToolGroup):
         "times). content replaces the whole body; a new title renames the file and every "
         "link to it; category moves it. expected_version (the version read_mem, search_mem "
         "or list_mem gave) refuses the edit if the memory changed since; expected_updated_at "
-        "does the same by time. A title another memory has is refused (allow_duplicate=true "
-        "keeps both). "
+        "does the same by time. A title another memory of its scope has is refused "
+        "(allow_duplicate=true keeps both). properties are merged into the memory's (null "
+        "removes one). supersedes: the id of an older memory this one replaces (marked "
+        "superseded). "
         + SECRETS_GUIDE
         + 'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
     )
     def edit_mem(
         self,
+        ctx: Context[Any, Any],
         id: str,
         title: str | None = None,
         content: str | None = None,
@@ -149,6 +194,8 @@ class MemoryTools(ToolGroup):
         expected_version: str | None = None,
         allow_duplicate: bool = False,
         secrets: SecretPolicy = "refuse",
+        properties: Properties | None = None,
+        supersedes: str | None = None,
     ) -> Annotated[CallToolResult, Edited]:
         edit = BodyEdit(
             content=content,
@@ -159,10 +206,10 @@ class MemoryTools(ToolGroup):
             prepend=prepend,
             append=append,
         )
-        if edit.empty and title is None and tags is None and category is None:
+        if edit.empty and not _metadata_change(title, tags, category, properties, supersedes):
             raise ToolError(
                 "nothing to change: pass content, append, prepend, replace_section, "
-                "find/replace, title, tags or category"
+                "find/replace, title, tags, category, properties or supersedes"
             )
         if replace is not None and find is None:
             raise ToolError("replace needs find: the exact text to replace")
@@ -177,6 +224,9 @@ class MemoryTools(ToolGroup):
                 expected_version=expected_version,
                 allow_duplicate=allow_duplicate,
                 secrets=secrets,
+                properties=properties,
+                agent=agent_of(ctx, self.agent),
+                supersedes=supersedes,
             )
         return reply(
             Edited.of(memory),
@@ -215,13 +265,50 @@ class MemoryTools(ToolGroup):
         return reply(Verified.of(memory), f"Verified {memory.title!r} at {memory.last_reviewed}.")
 
 
+def _metadata_change(
+    title: str | None,
+    tags: list[str] | None,
+    category: str | None,
+    properties: Properties | None,
+    supersedes: str | None,
+) -> bool:
+    """Whether an edit_mem call asks for any change besides the body."""
+    return any(value is not None for value in (title, tags, category, properties, supersedes))
+
+
 def markdown_text(out: MemoryOut) -> str:
-    """read_mem's markdown text: the title, one line of metadata, then the body."""
+    """read_mem's markdown text: what replaced it (if anything did), the title, one line of
+    metadata, its properties, then the body."""
     meta: list[str] = [f"id: {out.id}", f"path: {out.path}"]
     if out.tags:
         meta.append("tags: " + ", ".join(out.tags))
     meta.append(f"updated: {out.updated_at}")
     meta.append(f"version: {out.version}")
+    if out.created_by or out.updated_by:
+        meta.append(f"by: {out.created_by or '?'}, last edited by {out.updated_by or '?'}")
+    if out.supersedes:
+        meta.append("supersedes: " + ", ".join(end.title or "" for end in out.supersedes))
     if out.backlinks:
         meta.append("backlinks: " + ", ".join(b.title or b.path or "" for b in out.backlinks))
-    return f"# {out.title}\n({'; '.join(meta)})\n\n{out.content}"
+    text = f"# {out.title}\n({'; '.join(meta)})\n\n"
+    if out.properties:
+        text += "".join(f"- {key}: {_shown(value)}\n" for key, value in out.properties.items())
+        text += "\n"
+    notice = superseded_notice(out)
+    return (f"{notice}\n\n" if notice else "") + text + out.content
+
+
+def _shown(value: object) -> str:
+    """A property's value as read_mem's text shows it: a list as its items, comma-separated."""
+    return ", ".join(str(item) for item in value) if isinstance(value, list) else str(value)
+
+
+def superseded_notice(out: MemoryOut) -> str:
+    """The line a superseded memory's read starts with: what replaced it."""
+    if not out.superseded_by:
+        return ""
+    named = " and ".join(
+        f"{new.title!r} (id {new.id})" if new.id else f"{new.title} (not found)"
+        for new in out.superseded_by
+    )
+    return f"Superseded: this memory was replaced by {named}; read that one instead."

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from ..exchange import dump, export_records
 from ..output import ExportOut, ListOut, SearchOut, StatsOut
+from ..properties import where_pairs
 from ..records import Filter, TimeField
 from ..text import hit_line, list_heading, note_line, search_heading, stats_text
 from .common import READ, Names, ToolGroup, reply, tool, tool_errors
@@ -16,6 +17,15 @@ from .common import READ, Names, ToolGroup, reply, tool, tool_errors
 WHEN = (
     "since/until: an ISO date or datetime, or 7d, 2w, 3 months, yesterday, last week, this "
     "month... (on the updated time; time_field=created for the created time). "
+)
+
+# A where filter: property name -> the value it must have (a list property: must contain).
+Where = dict[str, str | int | float | bool]
+WHERE_GUIDE = (
+    "where: properties that must equal the values given, e.g. "
+    '{"repository": "shop", "outcome": "success"} (a list property matches when it holds '
+    "the value; created_by / updated_by name who wrote it). Superseded memories are left "
+    "out unless include_superseded=true. "
 )
 
 
@@ -34,7 +44,8 @@ class SearchTools(ToolGroup):
         "words it holds, or its similarity in meaning); min_relevance drops weaker hits. "
         "prefer_recent breaks near-ties toward newer memories. Page with offset; has_more "
         "says when more follow. Search before answering about earlier work or decisions. "
-        'Example: search_mem(query="payment retry policy", category=["decision", "gotcha"], '
+        + WHERE_GUIDE
+        + 'Example: search_mem(query="payment retry policy", category=["decision", "gotcha"], '
         'since="3 months")',
     )
     def search_mem(
@@ -53,13 +64,16 @@ class SearchTools(ToolGroup):
         min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.0,
         prefer_recent: bool = False,
         mode: Literal["hybrid", "keyword", "semantic"] | None = None,
+        where: Where | None = None,
+        include_superseded: bool = False,
     ) -> Annotated[CallToolResult, SearchOut]:
-        where = Filter.of(
-            category, tags, self.scoped(scope), only_scope, archived, since, until, time_field
-        )
         with tool_errors():
+            covered = Filter.of(
+                category, tags, self.scoped(scope), only_scope, archived, since, until,
+                time_field, where_pairs(where), include_superseded,
+            )  # fmt: skip
             page = self.vault.search(
-                query, limit, offset, where, mode, min_relevance, prefer_recent
+                query, limit, offset, covered, mode, min_relevance, prefer_recent
             )
         lines = [search_heading(page, query), *(f"- {hit_line(hit)}" for hit in page.results)]
         if page.has_more:
@@ -74,7 +88,9 @@ class SearchTools(ToolGroup):
         "usage: most used first), optionally in a category (or any of a list), with all of "
         "the given tags, or in a scope or scopes (plus global ones unless only_scope); "
         + WHEN
-        + "archived=true lists the archive instead. Page with limit/offset. "
+        + "archived=true lists the archive instead. "
+        + WHERE_GUIDE
+        + "Page with limit/offset. "
         'Example: list_mem(category="gotcha", since="last week", limit=20)',
     )
     def list_mem(
@@ -90,12 +106,15 @@ class SearchTools(ToolGroup):
         since: str | None = None,
         until: str | None = None,
         time_field: TimeField = "updated",
+        where: Where | None = None,
+        include_superseded: bool = False,
     ) -> Annotated[CallToolResult, ListOut]:
-        where = Filter.of(
-            category, tags, self.scoped(scope), only_scope, archived, since, until, time_field
-        )
         with tool_errors():
-            rows, total = self.vault.list_memories(where, sort, limit, offset)
+            covered = Filter.of(
+                category, tags, self.scoped(scope), only_scope, archived, since, until,
+                time_field, where_pairs(where), include_superseded,
+            )  # fmt: skip
+            rows, total = self.vault.list_memories(covered, sort, limit, offset)
         lines = [list_heading(len(rows), total, offset), *(f"- {note_line(r)}" for r in rows)]
         return reply(ListOut.of(rows, total), "\n".join(lines))
 
@@ -128,6 +147,7 @@ class SearchTools(ToolGroup):
             since,
             until,
             time_field,
+            include_superseded=True,
         )
         with tool_errors():
             records = list(export_records(self.vault, where))
