@@ -3,6 +3,7 @@ real server process: structured fields, key-value use, superseded knowledge, att
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,16 @@ async def test_a_coding_session_stores_a_problem_and_its_solution_with_propertie
     vault_dir: Path,
 ) -> None:
     """(a) A problem with properties (repository, files_modified, outcome) and its solution;
-    a where filter on the repository finds both, a list property matches by any element."""
+    a where filter on the repository finds both, a list property matches by any element, and
+    the designs' own call (categories, repository, the last two weeks) leaves out an older
+    problem of the same repository."""
+    (vault_dir / "problem").mkdir(parents=True)
+    (vault_dir / "problem" / "old-deploy-outage.md").write_text(
+        "---\ntitle: Old deploy outage\nrepository: acme/shop\n"
+        "created_at: 2020-01-01T00:00:00Z\nupdated_at: 2020-01-01T00:00:00Z\n---\n"
+        "The deploy broke once before.\n"
+    )
+    os.utime(vault_dir / "problem" / "old-deploy-outage.md", (1577836800, 1577836800))
     async with stdio_session(vault_dir) as session:
         problem = structured(
             await session.call_tool(
@@ -68,7 +78,26 @@ async def test_a_coding_session_stores_a_problem_and_its_solution_with_propertie
                 "search_mem", {"query": "deploy", "where": {"repository": "acme/shop"}}
             )
         )
-        assert sorted(hit["category"] for hit in found["results"]) == ["problem", "solution"]
+        assert sorted(hit["category"] for hit in found["results"]) == [
+            "problem",
+            "problem",
+            "solution",
+        ]
+        recent = structured(
+            await session.call_tool(
+                "search_mem",
+                {
+                    "query": "deploy",
+                    "category": ["problem", "solution"],
+                    "where": {"repository": "acme/shop"},
+                    "since": "2 weeks",
+                },
+            )
+        )
+        assert sorted(hit["title"] for hit in recent["results"]) == [
+            "Deploy fails when DATABASE_URL is unset",
+            "Load .env before the deploy runs",
+        ]
         listed = structured(
             await session.call_tool(
                 "list_mem", {"where": {"files_modified": "ci.yml", "outcome": "success"}}
