@@ -493,6 +493,7 @@ class VaultService:
         properties: dict[str, Any] | None = None,
         agent: str | None = None,
         supersedes: str | None = None,
+        archiving: bool = False,
     ) -> Memory:
         """Change a memory; a new title renames its file and a new category moves it, and
         every link to it follows. `properties` are merged into its frontmatter (None removes
@@ -501,40 +502,8 @@ class VaultService:
         frontmatter). The edit applies to the file as it is when written: if it changed since
         it was read, it is read again and the edit applied again, unless a guard
         (`expected_version`, `expected_updated_at`) refuses it. A secret in the new text is
-        refused, or redacted under `secrets="redact"`."""
-        return self._update(
-            identifier,
-            title=title,
-            edit=edit,
-            tags=tags,
-            category=category,
-            expected_updated_at=expected_updated_at,
-            expected_version=expected_version,
-            allow_duplicate=allow_duplicate,
-            secrets=secrets,
-            properties=properties,
-            agent=agent,
-            supersedes=supersedes,
-        )
-
-    def _update(
-        self,
-        identifier: str,
-        *,
-        title: str | None = None,
-        edit: BodyEdit | None = None,
-        tags: list[str] | None = None,
-        category: str | None = None,
-        expected_updated_at: str | None = None,
-        expected_version: str | None = None,
-        allow_duplicate: bool = False,
-        secrets: SecretPolicy = "refuse",
-        properties: dict[str, Any] | None = None,
-        agent: str | None = None,
-        supersedes: str | None = None,
-        archiving: bool = False,
-    ) -> Memory:
-        """`update`, and upkeep's moves to archive/ (`archiving`), the only ones let in there."""
+        refused, or redacted under `secrets="redact"`. Only upkeep's moves (`archiving`) may
+        file a memory under archive/."""
         if title is not None:
             title = screened(title, secrets, "the title")
         if edit is not None:
@@ -666,7 +635,7 @@ class VaultService:
         for path in self._index.expired(clock.now_iso()):
             memory = self.get(path)
             moved.append(
-                self._update(
+                self.update(
                     memory.id, category=archive_folder(memory.category), archiving=True
                 ).path
             )
@@ -681,7 +650,7 @@ class VaultService:
         moved = []
         cutoff = clock.iso(clock.now() - dt.timedelta(days=days))
         for path, category in self._index.unused(cutoff):
-            moved.append(self._update(path, category=archive_folder(category), archiving=True).path)
+            moved.append(self.update(path, category=archive_folder(category), archiving=True).path)
         return moved
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
