@@ -268,6 +268,15 @@ class CheckReport:
         )
 
 
+@dataclass(frozen=True)
+class DuplicatePair:
+    """Two memories (paths) whose texts are near duplicates, and how alike they are (0..1)."""
+
+    first: str
+    second: str
+    score: float
+
+
 @dataclass
 class LinkChange:
     """What `link` or `unlink` did: both memories' outgoing links, and the markdown written."""

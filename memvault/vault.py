@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import checks, clock, indexer, similar, workers
+from . import checks, clock, duplicates, indexer, similar, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
@@ -29,7 +29,7 @@ from .indexer import Changes
 from .journal import Journal
 from .links import LinkService
 from .lookup import Lookup
-from .markdown import BodyEdit, apply_edit, with_newline
+from .markdown import BodyEdit, apply_edit, remove_related, with_newline
 from .model import (
     Limits,
     Memory,
@@ -45,6 +45,7 @@ from .model import (
 from .records import (
     CheckReport,
     Deleted,
+    DuplicatePair,
     Filter,
     LinkChange,
     LinkRow,
@@ -468,6 +469,54 @@ class VaultService:
     def unlink(self, source: str, target: str) -> LinkChange:
         with self._writing():
             return self._links.unlink(self.locate(source), self.locate(target))
+
+    def merge(self, keep: str, other: str) -> Memory:
+        """Fold the memory `other` into `keep` (near duplicates): its text is appended under a
+        heading naming it, its tags and Related links join `keep`'s, every memory linking to it
+        links to `keep` instead, then it is deleted. All of it or none of it."""
+        with self._writing():
+            kept_path, gone_path = self.locate(keep), self.locate(other)
+            if kept_path == gone_path:
+                raise Invalid("a memory cannot be merged into itself; pick two different ones")
+            gone = self._lookup.read(gone_path)
+            related = {
+                row.target for row in self._index.outgoing(gone_path) if row.related and row.target
+            }
+            linking = {row.source for row in self._index.backlinks(gone_path)}
+            text = remove_related(gone.body, lambda _link: True).strip()
+            merged = BodyEdit(append=f"## Merged from {gone.title}\n\n{text}\n")
+
+            def attempt() -> Memory:
+                """One read of the kept memory, and the write of its text and tags."""
+                memory, doc, base = self._lookup.read_for_edit(kept_path)
+                _check_writable(kept_path, doc)
+                fields: dict[str, Any] = {} if memory.has_frontmatter else {"id": memory.id}
+                fields.update(
+                    tags=clean_tags([*memory.tags, *gone.tags], self.limits),
+                    updated_at=clock.now_iso(),
+                )
+                body = apply_edit(memory.body, merged)
+                return self._writer.save(kept_path, doc, body, fields, base)
+
+            retrying(kept_path, attempt)
+            for path in sorted((related | linking) - {kept_path, gone_path}):
+                self._links.link(kept_path, path)
+            self._links.remove_inbound(gone_path)
+            self._writer.remove(gone_path)
+            return self._lookup.read(kept_path)
+
+    def near_duplicates(self, limit: int = 20) -> list[DuplicatePair]:
+        """Pairs of memories whose texts are near duplicates, most alike first (to merge)."""
+        return duplicates.near_duplicates(self._index, self._store, limit)
+
+    def category_links(self) -> list[tuple[str, str, int]]:
+        """How many links go from each category (folder, '' at the root) to each other one."""
+        return self._index.category_links()
+
+    def changes(self) -> str:
+        """A short text that changes whenever any memory is added, removed, moved or edited,
+        by memvault or any other program once the index follows it (polled by the web page)."""
+        return self._index.fingerprint()
 
     # -- the whole vault -------------------------------------------------------------------
 
