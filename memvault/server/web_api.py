@@ -160,8 +160,7 @@ class WebApi:
             try:
                 data = await body_of(request)
                 with answered():
-                    result = await run_in_threadpool(call, data)
-                return result if isinstance(result, JSONResponse) else JSONResponse(result)
+                    return JSONResponse(await run_in_threadpool(call, data))
             except Failed as exc:
                 return JSONResponse({"error": str(exc)}, exc.status)
 
@@ -210,9 +209,11 @@ class WebApi:
 
     # -- writes ----------------------------------------------------------------------------
 
-    def save(self, data: dict[str, Any]) -> dict[str, Any] | JSONResponse:
+    def save(self, data: dict[str, Any]) -> dict[str, Any]:
         """A new text (and title, tags) for a memory, refused with the file as it is now when
-        it changed since the version the page edited: the page keeps both, nothing is lost."""
+        it changed since the version the page edited: the page keeps both, nothing is lost.
+        The refusal is an answer (200, `conflict`), not an HTTP error: it is expected, and
+        the browser logs every HTTP error as a console error."""
         identifier, version = text(data, "id"), text(data, "version")
         content = data.get("content")
         if not isinstance(content, str):
@@ -233,8 +234,7 @@ class WebApi:
         except Conflict as exc:
             if isinstance(exc, Duplicate):
                 raise
-            current = memory_json(self.vault.get(identifier))
-            return JSONResponse({"error": one_line(exc), "memory": current}, 409)
+            return {"conflict": one_line(exc), "memory": memory_json(self.vault.get(identifier))}
         return {"memory": memory_json(memory)}
 
     def verify(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -313,12 +313,15 @@ async function save() {
   };
   try {
     const answer = await post("/api/save", body);
+    if (answer.conflict) {
+      showConflict(answer.memory, answer.conflict);
+      return;
+    }
     state.open.memory = answer.memory;
     say("Saved.", "ok");
     await reopen();
   } catch (error) {
-    if (error.status === 409 && error.data.memory) showConflict(error.data.memory, error.message);
-    else failed(error);
+    failed(error);
   }
 }
 
