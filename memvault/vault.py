@@ -217,10 +217,12 @@ class VaultService:
         offset: int = 0,
         where: Filter | None = None,
         mode: SearchMode | None = None,
+        count_use: bool = True,
     ) -> SearchPage:
         """Search by words (`keyword`, bm25), by meaning (`semantic`, the notes whose best chunk
         is closest), or both fused (`hybrid`, see fusion.py): hybrid when vectors exist unless
-        `mode` says otherwise. Each memory returned counts as one use."""
+        `mode` says otherwise. Each memory returned counts as one use, unless `count_use` is
+        off (a person browsing on the web page, letter by letter, is not a use)."""
         where = where or Filter()
         offset = min(offset, MAX_OFFSET)
         chosen = mode or ("hybrid" if self._semantic.has_vectors() else "keyword")
@@ -228,7 +230,8 @@ class VaultService:
             page = self._index.search(query, limit, offset, where)
         else:
             page = self._by_meaning(query, limit, offset, where, chosen == "hybrid")
-        self._index.record_access(hit.id for hit in page.results)
+        if count_use:
+            self._index.record_access(hit.id for hit in page.results)
         return page
 
     def _by_meaning(
@@ -472,8 +475,8 @@ class VaultService:
 
     def merge(self, keep: str, other: str) -> Memory:
         """Fold the memory `other` into `keep` (near duplicates): its text is appended under a
-        heading naming it, its tags and Related links join `keep`'s, every memory linking to it
-        links to `keep` instead, then it is deleted. All of it or none of it."""
+        heading naming it, its tags and Related links join `keep`'s, it is deleted and every
+        link to it points at `keep` instead. All of it or none of it."""
         with self._writing():
             kept_path, gone_path = self.locate(keep), self.locate(other)
             if kept_path == gone_path:
@@ -482,7 +485,6 @@ class VaultService:
             related = {
                 row.target for row in self._index.outgoing(gone_path) if row.related and row.target
             }
-            linking = {row.source for row in self._index.backlinks(gone_path)}
             text = remove_related(gone.body, lambda _link: True).strip()
             merged = BodyEdit(append=f"## Merged from {gone.title}\n\n{text}\n")
 
@@ -499,10 +501,9 @@ class VaultService:
                 return self._writer.save(kept_path, doc, body, fields, base)
 
             retrying(kept_path, attempt)
-            for path in sorted((related | linking) - {kept_path, gone_path}):
+            self._links.fold(gone, kept_path)
+            for path in sorted(related - {kept_path, gone_path}):
                 self._links.link(kept_path, path)
-            self._links.remove_inbound(gone_path)
-            self._writer.remove(gone_path)
             return self._lookup.read(kept_path)
 
     def near_duplicates(self, limit: int = 20) -> list[DuplicatePair]:

@@ -149,3 +149,11 @@ def test_memvault_ui_serves_the_page_at_a_url_with_a_fresh_token(vault_dir: Path
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_searching_on_the_page_does_not_count_as_a_use(base: str) -> None:
+    with signed_in(base) as client:
+        for prefix in ("r", "re", "ret", "retries"):
+            client.get("/api/search", params={"q": prefix})
+        usage = client.get("/api/memory", params={"id": "payment-retries"}).json()["usage"]
+        assert usage["access_count"] == 0

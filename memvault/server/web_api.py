@@ -176,7 +176,7 @@ class WebApi:
         if not query:
             rows, total = self.vault.list_memories(where, "updated", limit)
             return {"total": total, "results": [plain(r) for r in rows], "listed": True}
-        page = self.vault.search(query, limit, 0, where)
+        page = self.vault.search(query, limit, 0, where, count_use=False)
         return {"total": page.total, "results": [plain(h) for h in page.results], "listed": False}
 
     def memory(self, request: Request) -> dict[str, Any]:
