@@ -130,7 +130,7 @@ class Browser:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def wait_for(self, expression: str, seconds: float = 10) -> Any:
+    def wait_for(self, expression: str, seconds: float = 30) -> Any:
         """Poll a JavaScript expression until it is truthy (as JavaScript sees it); its value."""
         deadline = time.monotonic() + seconds
         while True:
