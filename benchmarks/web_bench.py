@@ -75,4 +75,8 @@ def measure(
     finally:
         browser.close()
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
