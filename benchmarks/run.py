@@ -435,6 +435,9 @@ def bench_web(b: Bench, asked: list[Query]) -> list[Row]:
     loads, searches = web_bench.measure(base, [q.text for q in asked], b.errlog)
     first = median(loads)
     applies = b.size >= WEB_TARGETS_AT
+    typing = latency_row("web page: search as you type, answer shown", b.size, searches, 100, 100)
+    if not applies:
+        typing.target, typing.result = typing.target + " (at 10k)", ""
     return [
         Row(
             "web page: first page interactive (Chromium)",
@@ -445,17 +448,7 @@ def bench_web(b: Bench, asked: list[Query]) -> list[Row]:
             result=verdict(first <= 500) if applies else "",
             note=f"n={len(loads)}, navigation start to the first results shown",
         ),
-        latency_row("web page: search as you type, answer shown", b.size, searches, 100, 100)
-        if applies
-        else Row(
-            "web page: search as you type, answer shown",
-            b.size,
-            "ms",
-            median(searches),
-            p95=percentile(searches, 95),
-            target="p95 ≤ 100 ms (at 10k)",
-            note=f"n={len(searches)}",
-        ),
+        typing,
     ]
 
 

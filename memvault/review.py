@@ -56,6 +56,9 @@ class Overview:
 
 @dataclass
 class Node:
+    """A memory (or, for the whole vault, a category) in the graph: how many links it has
+    shown (memories in a category), and how many links from the start it lies (0..2)."""
+
     id: str
     label: str
     group: str
@@ -160,12 +163,15 @@ def _categories(vault: VaultService) -> Graph:
 
 
 def _queue(rows: list[NoteRow]) -> Queue:
+    """A queue of these memories: all counted, the first SHOWN listed."""
     return Queue(len(rows), rows[:SHOWN])
 
 
 def _expiry(row: NoteRow) -> str:
+    """Sort key: soonest expiry first."""
     return row.expires_at or ""
 
 
 def _folder(path: str) -> str:
+    """A path's folder: its category ('' at the vault's root)."""
     return path.rpartition("/")[0]

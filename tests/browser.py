@@ -87,6 +87,7 @@ class Browser:
         return int(marker.read_text().split()[0])
 
     def close(self) -> None:
+        """Stop Chromium and remove its profile."""
         self.socket.close()
         self.process.terminate()
         self.process.wait(timeout=10)
@@ -144,6 +145,7 @@ class Browser:
             time.sleep(0.05)
 
     def text(self, selector: str) -> str:
+        """The visible text of the first element `selector` picks ('' when none)."""
         return str(self.run(f"document.querySelector({json.dumps(selector)})?.innerText ?? ''"))
 
     def type(self, text: str) -> None:
@@ -151,6 +153,7 @@ class Browser:
         self.send("Input.insertText", text=text)
 
     def press(self, name: str, modifiers: int = 0) -> None:
+        """Press and release one key (a name in KEYS, or a letter) on the focused element."""
         key, code, number = (
             KEYS[name] if name in KEYS else (name, f"Key{name.upper()}", ord(name.upper()))
         )

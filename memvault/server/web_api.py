@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -105,6 +106,7 @@ def _texts(value: object) -> bool:
 
 
 def text(data: dict[str, Any], name: str) -> str:
+    """A required, non-empty text field of a write's JSON object."""
     value = data.get(name)
     if not isinstance(value, str) or not value:
         raise Failed(400, f"{name} is required (text)")
@@ -118,6 +120,7 @@ class WebApi:
         self.vault = vault
 
     def routes(self) -> list[Route]:
+        """GET routes for the reads, POST routes (JSON bodies) for the writes."""
         reads: dict[str, Callable[[Request], Any]] = {
             "/api/search": self.search,
             "/api/memory": self.memory,
@@ -144,6 +147,7 @@ class WebApi:
         """A GET endpoint: the call's answer as JSON, or its error (run on a worker thread)."""
 
         def endpoint(request: Request) -> JSONResponse:
+            """The read, answered."""
             try:
                 with answered():
                     return JSONResponse(call(request))
@@ -154,9 +158,9 @@ class WebApi:
 
     def writing(self, call: Callable[[dict[str, Any]], Any]) -> Callable[[Request], Any]:
         """A POST endpoint taking a JSON object (the service runs on a worker thread)."""
-        from starlette.concurrency import run_in_threadpool
 
         async def endpoint(request: Request) -> JSONResponse:
+            """The write, answered."""
             try:
                 data = await body_of(request)
                 with answered():
@@ -194,17 +198,21 @@ class WebApi:
         }
 
     def review(self, request: Request) -> dict[str, Any]:
+        """The review queues; `days` since the last review makes a memory stale (90)."""
         days = number(request, "days", 90, 100_000)
         return dataclasses.asdict(review(self.vault, days))
 
     def overview(self, request: Request) -> dict[str, Any]:
+        """Counts, growth and use per month, size and health."""
         return dataclasses.asdict(overview(self.vault))
 
     def graph(self, request: Request) -> dict[str, Any]:
+        """A memory's neighbourhood (`id`, `depth` 1 or 2), or the vault by category."""
         identifier = request.query_params.get("id") or None
         return dataclasses.asdict(graph(self.vault, identifier, number(request, "depth", 1, 2)))
 
     def changes(self, request: Request) -> dict[str, str]:
+        """The change fingerprint the page polls to follow edits made elsewhere."""
         return {"changes": self.vault.changes()}
 
     # -- writes ----------------------------------------------------------------------------
@@ -238,6 +246,7 @@ class WebApi:
         return {"memory": memory_json(memory)}
 
     def verify(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Mark a memory as reviewed now."""
         return {"memory": memory_json(self.vault.verify(text(data, "id")))}
 
     def archive(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -247,16 +256,20 @@ class WebApi:
         return {"memory": memory_json(moved)}
 
     def delete(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Delete a memory and every link to it (the page asked the person first)."""
         gone = self.vault.delete(text(data, "id"))
         return {"deleted": gone.memory.path, "changed": gone.changed}
 
     def link(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Link two memories both ways (each in the other's Related list)."""
         change = self.vault.link(text(data, "source"), text(data, "target"))
         return {"changed": change.changed, "markdown": change.markdown}
 
     def unlink(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Take two memories out of each other's Related list."""
         change = self.vault.unlink(text(data, "source"), text(data, "target"))
         return {"changed": change.changed}
 
     def merge(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Fold the memory `other` into `keep` (near duplicates)."""
         return {"memory": memory_json(self.vault.merge(text(data, "keep"), text(data, "other")))}

@@ -40,6 +40,7 @@ class WebGuard:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a refused request here; pass the others on; add the headers to both."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
