@@ -119,6 +119,8 @@ def test_bad_api_input_gets_a_one_line_error(base: str) -> None:
         missing = client.get("/api/memory", params={"id": "no such memory"})
         assert missing.status_code == 404 and "\n" not in missing.json()["error"]
         assert client.get("/api/search", params={"limit": "many"}).status_code == 400
+        wrong_mode = client.get("/api/search", params={"q": "retries", "mode": "fuzzy"})
+        assert wrong_mode.json()["error"].startswith("mode must be one of hybrid, keyword")
         no_content = client.post(
             "/api/save", json={"id": "x", "version": "y"}, headers=writes_from(base)
         )

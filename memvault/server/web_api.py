@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast, get_args
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,11 +17,12 @@ from ..errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, Read
 from ..expiry import archive_folder
 from ..markdown import BodyEdit
 from ..model import OWNED_KEYS, Memory
-from ..records import Filter
+from ..records import Filter, SearchMode
 from ..review import graph, overview, review
 from ..vault import VaultService
 from .common import one_line
 
+MODES = get_args(SearchMode)
 STATUS: tuple[tuple[type[MemvaultError], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
@@ -173,14 +174,19 @@ class WebApi:
     # -- reads -----------------------------------------------------------------------------
 
     def search(self, request: Request) -> dict[str, Any]:
-        """Search as you type: hits with snippets and scores; no words lists the newest."""
+        """Search as you type: hits with snippets and scores; no words lists the newest. By
+        words unless `mode` asks for meaning too (`hybrid`) or only (`semantic`): embedding
+        the query at every key costs more than the page's time for an answer."""
         query = request.query_params.get("q", "").strip()
         limit = number(request, "limit", 20, 100)
         where = where_of(request)
         if not query:
             rows, total = self.vault.list_memories(where, "updated", limit)
             return {"total": total, "results": [plain(r) for r in rows], "listed": True}
-        page = self.vault.search(query, limit, 0, where, count_use=False)
+        mode = request.query_params.get("mode", "keyword")
+        if mode not in MODES:
+            raise Failed(400, f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        page = self.vault.search(query, limit, 0, where, cast(SearchMode, mode), count_use=False)
         return {"total": page.total, "results": [plain(h) for h in page.results], "listed": False}
 
     def memory(self, request: Request) -> dict[str, Any]:

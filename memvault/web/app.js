@@ -97,6 +97,7 @@ function filters() {
     category: $("#f-category").value.trim(),
     tags: $("#f-tags").value.trim(),
     scope: $("#f-scope").value.trim(),
+    mode: $("#f-mode").value,
   };
   if ($("#f-archived").checked) where.archived = "true";
   return Object.fromEntries(Object.entries(where).filter(([, v]) => v));
@@ -568,8 +569,8 @@ function keys(event) {
 }
 
 function start() {
-  for (const input of document.querySelectorAll("#search-form input")) {
-    input.addEventListener(input.type === "checkbox" ? "change" : "input", searchSoon);
+  for (const input of document.querySelectorAll("#search-form input, #search-form select")) {
+    input.addEventListener(input.type === "checkbox" || input.tagName === "SELECT" ? "change" : "input", searchSoon);
   }
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
