@@ -111,3 +111,15 @@ def test_the_graph_shows_a_neighbourhood_to_depth_two_and_the_vault_by_category(
     assert {(n.id, n.size) for n in whole.nodes} == {("x", 1), ("y", 2)}
     assert ("x", "y", 1) in whole.edges
     assert overview(vault).stats.memories == 3
+
+
+def test_a_hub_s_graph_is_capped_instead_of_growing_without_bound(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    links = "\n".join(f"- [[spoke-{n}]]" for n in range(200))
+    write_file(vault_dir, "hub.md", f"# Hub\n\n{links}\n")
+    for n in range(200):
+        write_file(vault_dir, f"spokes/spoke-{n}.md", f"# Spoke {n}\n\nback to [[hub]]\n")
+    vault.sync()
+    shown = graph(vault, "hub", 2)
+    assert shown.capped and len(shown.nodes) == 150

@@ -159,3 +159,23 @@ def test_searching_on_the_page_does_not_count_as_a_use(base: str) -> None:
             client.get("/api/search", params={"q": prefix})
         usage = client.get("/api/memory", params={"id": "payment-retries"}).json()["usage"]
         assert usage["access_count"] == 0
+
+
+def test_link_archive_and_delete_through_the_api(base: str, vault_dir: Path) -> None:
+    with signed_in(base) as client:
+        post = {"headers": writes_from(base)}
+        new = {"title": "Backoff numbers", "content": "Base 2 s, cap 60 s.\n"}
+        write_file(vault_dir, "backoff-numbers.md", f"# {new['title']}\n\n{new['content']}")
+        client.get("/api/search", params={"q": "backoff"})
+        linked = client.post(
+            "/api/link", json={"source": "payment-retries", "target": "backoff-numbers"}, **post
+        )
+        assert linked.json()["changed"] is True
+        assert "[[backoff-numbers" in (vault_dir / "decision" / "payment-retries.md").read_text()
+        archived = client.post("/api/archive", json={"id": "backoff-numbers"}, **post).json()
+        assert archived["memory"]["path"] == "archive/backoff-numbers.md"
+        assert client.get("/api/search", params={"q": "cap"}).json()["total"] == 0
+        gone = client.post("/api/delete", json={"id": "payment-retries"}, **post).json()
+        assert gone["deleted"] == "decision/payment-retries.md"
+        assert gone["changed"] == ["archive/backoff-numbers.md"]
+    assert not (vault_dir / "decision" / "payment-retries.md").exists()
