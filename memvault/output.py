@@ -29,6 +29,7 @@ from .records import (
     SearchHit,
     SearchPage,
     SessionNotes,
+    Stats,
 )
 from .text import ReadFormat, plain_text
 
@@ -167,7 +168,7 @@ class MemoryOut(Output):
     age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
     reviewed: str = Field(description="How long ago it was last verified")
     confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
-    matched_by: str = Field(description="exact, name (fuzzy) or content")
+    matched_by: str = Field(description="exact, or name (a clear fuzzy match on its names)")
     aliases: list[str] | None = None
     frontmatter: dict[str, Any] | None = None
     problem: str | None = None
@@ -238,6 +239,8 @@ class Verified(Output):
 class SearchOut(Output):
     results: list[SearchHit]
     total: int
+    offset: int
+    has_more: bool
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:
@@ -316,6 +319,24 @@ class ContextOut(Output):
     @classmethod
     def of(cls, briefing: Briefing) -> ContextOut:
         return pick(cls, briefing, briefing=briefing.text)
+
+
+class StatsOut(Output):
+    """The vault's figures: counts and bytes by category and scope, counts by tag, the
+    never-used memories."""
+
+    memories: int
+    bytes: int
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_tag: dict[str, int]
+    never_used: list[str]
+    bytes_by_category: dict[str, int]
+    bytes_by_scope: dict[str, int]
+
+    @classmethod
+    def of(cls, stats: Stats) -> StatsOut:
+        return pick(cls, stats)
 
 
 class SessionOut(Output):

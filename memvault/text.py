@@ -9,10 +9,28 @@ from typing import Literal
 from . import clock
 from .markdown import to_plain
 from .model import Memory
-from .records import NoteRow, SearchHit, SearchPage
+from .records import NoteRow, SearchHit, SearchPage, Stats
 
 # How read_mem and `memvault read` give a memory.
 ReadFormat = Literal["markdown", "plain", "json"]
+
+
+def stats_text(figures: Stats) -> str:
+    """The vault's figures in a few lines (get_stats's text, `memvault stats`)."""
+    lines = [f"{figures.memories} memories, {figures.bytes:,} bytes"]
+    for name, counts, sizes in (
+        ("by category", figures.by_category, figures.bytes_by_category),
+        ("by scope", figures.by_scope, figures.bytes_by_scope),
+        ("by tag", figures.by_tag, {}),
+    ):
+        parts = [
+            f"{key} {n}" + (f" ({sizes[key]:,} B)" if key in sizes else "")
+            for key, n in counts.items()
+        ]
+        lines.append(f"{name}: {', '.join(parts) or '-'}")
+    never = figures.never_used
+    lines.append(f"never used: {len(never)}" + (f" ({', '.join(never[:10])}...)" if never else ""))
+    return "\n".join(lines)
 
 
 def plain_text(memory: Memory) -> str:
@@ -24,7 +42,8 @@ def hit_line(hit: SearchHit) -> str:
     """A search hit on one line (search_mem's text, `memvault search`)."""
     return (
         f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, reviewed "
-        f"{clock.age(hit.last_reviewed)}): {' '.join(hit.snippet.split())}"
+        f"{clock.age(hit.last_reviewed)}, relevance {hit.relevance:.2f}): "
+        f"{' '.join(hit.snippet.split())}"
     )
 
 

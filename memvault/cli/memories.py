@@ -5,9 +5,19 @@ from __future__ import annotations
 import click
 
 from ..markdown import BodyEdit
-from ..session_notes import save_session_notes
+from ..secret_scan import SecretPolicy
+from ..session_notes import SessionFields, save_session_notes
 from ..text import ReadFormat, plain_text
-from . import emit, json_option, main, read_content, service, tag_option
+from . import (
+    emit,
+    json_option,
+    main,
+    read_content,
+    secrets_option,
+    service,
+    split_tags,
+    tag_option,
+)
 
 
 @main.command()
@@ -18,6 +28,7 @@ from . import emit, json_option, main, read_content, service, tag_option
 @click.option("--expires-at", default=None, help="ISO date after which it is archived.")
 @click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None)
 @click.option("--allow-duplicate", is_flag=True, help="Keep it even if it repeats another.")
+@secrets_option
 @click.argument("content", required=False, default="-")
 @json_option
 @click.pass_context
@@ -30,6 +41,7 @@ def write(
     expires_at: str | None,
     ttl_days: float | None,
     allow_duplicate: bool,
+    secrets: SecretPolicy,
     content: str,
     as_json: bool,
 ) -> None:
@@ -37,7 +49,7 @@ def write(
     body = read_content(content) or ""
     with service(ctx) as vault:
         memory = vault.create(
-            title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate
+            title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate, secrets
         )
     if as_json:
         from ..output import Written
@@ -88,13 +100,20 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
 @click.option("--find", default=None, help="Exact text to replace (with --replace).")
 @click.option("--replace", default=None, help="Replacement for --find.")
 @click.option("--expected-count", type=int, default=None, help="How often --find must occur.")
-@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for several).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    callback=split_tags,
+    help="Replace the tags (repeat, or separate tags with commas or spaces).",
+)
 @click.option("--category", default=None)
 @click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
 @click.option(
     "--expected-version", default=None, help="Refuse unless the memory is still this version."
 )
 @click.option("--allow-duplicate", is_flag=True, help="Keep a title another memory has.")
+@secrets_option
 @json_option
 @click.pass_context
 def edit(
@@ -112,6 +131,7 @@ def edit(
     expected_updated_at: str | None,
     expected_version: str | None,
     allow_duplicate: bool,
+    secrets: SecretPolicy,
     as_json: bool,
 ) -> None:
     """Change a memory's title (renames), text, tags or category (moves)."""
@@ -133,6 +153,7 @@ def edit(
             expected_updated_at=expected_updated_at,
             expected_version=expected_version,
             allow_duplicate=allow_duplicate,
+            secrets=secrets,
         )
     if as_json:
         from ..output import Edited
@@ -216,7 +237,16 @@ def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
 @click.option("--highlight", "highlights", multiple=True)
 @click.option("--decision", "decisions", multiple=True)
 @click.option("--next-step", "next_steps", multiple=True)
+@click.option("--open-question", "open_questions", multiple=True)
+@click.option(
+    "--property",
+    "properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A free field kept in the frontmatter, such as flow=focused (repeat for several).",
+)
 @click.option("--scope", default=None)
+@secrets_option
 @json_option
 @click.pass_context
 def session_notes(
@@ -225,17 +255,34 @@ def session_notes(
     highlights: tuple[str, ...],
     decisions: tuple[str, ...],
     next_steps: tuple[str, ...],
+    open_questions: tuple[str, ...],
+    properties: tuple[str, ...],
     scope: str | None,
+    secrets: SecretPolicy,
     as_json: bool,
 ) -> None:
     """Save dated session notes, linked with the memories they name."""
+    fields = SessionFields(
+        summary,
+        list(highlights),
+        list(decisions),
+        list(next_steps),
+        list(open_questions),
+        dict(key_value(item) for item in properties),
+    )
     with service(ctx) as vault:
-        notes = save_session_notes(
-            vault, summary, list(highlights), list(next_steps), list(decisions), scope
-        )
+        notes = save_session_notes(vault, fields, scope, secrets)
     if as_json:
         from ..output import SessionOut
 
         emit(SessionOut.of(notes))
     else:
         click.echo(f"{notes.memory.id}  {notes.memory.path} (linked {len(notes.linked)})")
+
+
+def key_value(item: str) -> tuple[str, str]:
+    """`KEY=VALUE` as a pair; a usage error for anything else."""
+    key, sign, value = item.partition("=")
+    if not sign or not key.strip():
+        raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--property")
+    return key.strip(), value

@@ -114,6 +114,13 @@ def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     help="Logs go to stderr.",
 )
+@click.option(
+    "--scope",
+    envvar="MEMVAULT_SCOPE",
+    default=None,
+    help="Default scope of the tools' reads and writes when a call names none "
+    "(env MEMVAULT_SCOPE).",
+)
 @http_limit_options
 @click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
 @click.pass_context
@@ -124,6 +131,7 @@ def serve(
     port: int,
     token: str | None,
     log_level: str,
+    scope: str | None,
     header_timeout: float,
     idle_timeout: int,
     max_connections: int,
@@ -146,7 +154,7 @@ def serve(
     for line in done.lines():
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, not no_watch):
-        server = build_server(vault, cast(LogLevel, log_level), settings.context)
+        server = build_server(vault, cast(LogLevel, log_level), settings.context, scope or None)
         signal.signal(signal.SIGTERM, partial(stop, vault))
         if transport == "http":
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
