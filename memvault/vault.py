@@ -35,6 +35,7 @@ from .markdown import BodyEdit, apply_edit, remove_related, with_newline
 from .model import (
     Limits,
     Memory,
+    archived,
     check_content,
     clean_category,
     clean_properties,
@@ -517,6 +518,15 @@ class VaultService:
                 return self._writer.save(path, doc, memory.body, fields, base)
 
             return retrying(path, attempt)
+
+    def archive(self, identifier: str) -> Memory:
+        """Move one memory to archive/ because a person asked to (the web page's Archive):
+        out of searches and lists, still readable, links following. Writes and edits that
+        name an archive/ category stay refused; this and upkeep are the ways in."""
+        memory = self.get(identifier)
+        if archived(memory.category or ""):
+            return memory
+        return self._update(memory.id, category=archive_folder(memory.category), archiving=True)
 
     def archive_expired(self) -> list[str]:
         """Move every memory past its `expires_at` to archive/ (links follow); never deletes."""

@@ -6,6 +6,9 @@ from __future__ import annotations
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
+
+from memvault.errors import Invalid
 from memvault.review import graph, overview, review
 from memvault.vault import VaultService
 
@@ -123,3 +126,20 @@ def test_a_hub_s_graph_is_capped_instead_of_growing_without_bound(
     vault.sync()
     shown = graph(vault, "hub", 2)
     assert shown.capped and len(shown.nodes) == 150
+
+
+def test_a_person_archives_one_memory_while_edits_into_archive_stay_refused(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    """The page's Archive moves a memory to archive/ (out of lists, still readable); an edit
+    naming an archive/ category is still refused (main's reserved categories)."""
+    memory = vault.create("Old runbook", TEXT, category="ops")
+    other = vault.create("Other runbook", "Restart the queue first.\n", category="ops")
+    moved = vault.archive(memory.id)
+    assert moved.path == "archive/ops/old-runbook.md"
+    assert (vault_dir / "archive" / "ops" / "old-runbook.md").exists()
+    assert vault.archive(moved.id).path == moved.path
+    assert vault.get(memory.id).title == "Old runbook"
+    assert memory.id not in {row.id for row in vault.list_memories(None, "updated", 50)[0]}
+    with pytest.raises(Invalid, match="refused"):
+        vault.update(other.id, category="archive/ops")

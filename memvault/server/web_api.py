@@ -14,7 +14,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
-from ..expiry import archive_folder
 from ..markdown import BodyEdit
 from ..model import OWNED_KEYS, Memory
 from ..records import Filter, SearchMode
@@ -257,9 +256,7 @@ class WebApi:
 
     def archive(self, data: dict[str, Any]) -> dict[str, Any]:
         """Move a memory into the archive (out of searches; links follow it)."""
-        memory = self.vault.get(text(data, "id"))
-        moved = self.vault.update(memory.id, category=archive_folder(memory.category))
-        return {"memory": memory_json(moved)}
+        return {"memory": memory_json(self.vault.archive(text(data, "id")))}
 
     def delete(self, data: dict[str, Any]) -> dict[str, Any]:
         """Delete a memory and every link to it (the page asked the person first)."""
