@@ -126,7 +126,7 @@ async function search() {
 
 function showResults(page) {
   const count = page.total === 0 ? "No memories match." :
-    page.listed ? `${page.total} memories, newest first` : `${page.total} found`;
+    page.listed ? `${page.total} ${page.total === 1 ? "memory" : "memories"}, newest first` : `${page.total} found`;
   $("#count").textContent = count;
   const top = Math.max(...page.results.map((hit) => Math.abs(hit.score || 0)), 1e-9);
   clear($("#results"), page.results.map((hit) => {
