@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install compile run test lint format inspector bench bench-full bench-peers bench-quality clean
+.PHONY: install compile run ui chromium screenshots test lint format inspector bench bench-full bench-peers bench-quality clean
 
 install: $(STAMP)
 
@@ -22,13 +22,28 @@ compile: $(STAMP)
 run: compile
 	$(BIN)/memvault --vault memories serve --transport http --host 127.0.0.1 --port 3000
 
+# The web page (`memvault ui`: a free port, opens the browser).
+ui: compile
+	$(BIN)/memvault --vault memories ui
+
+# Debian's chromium, for the web page's browser tests (tests/test_web_page.py), when missing.
+chromium:
+	@command -v chromium >/dev/null || { \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium; }
+
+# The web page's screenshots in the README, taken by its browser tests at 1280x800.
+screenshots: $(STAMP) chromium
+	MEMVAULT_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/test_web_page.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check memvault tests benchmarks
 	$(BIN)/ruff format --check memvault tests benchmarks
 	$(BIN)/mypy memvault
 	$(BIN)/lint-imports --no-cache
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(MAKE) lint
 	$(BIN)/pytest
 
@@ -36,10 +51,10 @@ inspector: $(STAMP)
 	scripts/inspector_check.sh
 
 # Benchmarks (never part of `make test`): memvault against a minimal floor on generated vaults.
-bench: compile
+bench: compile chromium
 	$(BIN)/python benchmarks/run.py --sizes 1000 10000
 
-bench-full: compile
+bench-full: compile chromium
 	$(BIN)/python benchmarks/run.py --sizes 1000 10000 100000
 
 bench-peers: $(STAMP)

@@ -29,6 +29,7 @@ import floor
 import huge_note
 import mcp_bench
 import mixed
+import web_bench
 from gen_vault import generate
 from mcp import StdioServerParameters
 from measure import MEMVAULT, ProcessRun, machine, median, percentile, run_process, timed
@@ -55,6 +56,8 @@ SEARCH_RATIO_AT = 100_000
 # 71 calls/s measured before tool calls ran concurrently.
 MIXED_FROM = 10_000
 MIXED_CALLS_PER_S = 5 * 71
+# The web page's targets (first interactive, search as you type) are set at 10k notes.
+WEB_TARGETS_AT = 10_000
 
 
 @dataclass
@@ -425,8 +428,33 @@ def bench_mixed(b: Bench, asked: list[Query], maker: MemoryMaker) -> list[Row]:
     return rows
 
 
+def bench_web(b: Bench, asked: list[Query]) -> list[Row]:
+    """The web page in headless Chromium: first interactive, and search as you type."""
+    log(f"[{b.size}] web page in Chromium")
+    base = mcp_bench.base_args(b.vault, b.index)
+    loads, searches = web_bench.measure(base, [q.text for q in asked], b.errlog)
+    first = median(loads)
+    applies = b.size >= WEB_TARGETS_AT
+    seconds = [t / 1000 for t in searches]
+    typing = latency_row("web page: search as you type, answer shown", b.size, seconds, 100, 100)
+    if not applies:
+        typing.target, typing.result = typing.target + " (at 10k)", ""
+    return [
+        Row(
+            "web page: first page interactive (Chromium)",
+            b.size,
+            "ms",
+            first,
+            target="≤ 500 ms" + ("" if applies else " (at 10k)"),
+            result=verdict(first <= 500) if applies else "",
+            note=f"n={len(loads)}, navigation start to the first results shown",
+        ),
+        typing,
+    ]
+
+
 def bench_size(
-    size: int, runs: int, seed: int, mixed_seconds: float, only_mixed: bool
+    size: int, runs: int, seed: int, mixed_seconds: float, only_mixed: bool, only_web: bool = False
 ) -> list[Row]:
     """Every measurement on one working copy of the vault with `size` notes (or only the
     mixed load, after a reindex)."""
@@ -448,6 +476,11 @@ def bench_size(
             errlog,
         )
         asked = queries(b.vault, seed, SEARCHES + 3)
+        if only_web:
+            run_process(b.memvault("reindex"))
+            rows = bench_web(b, asked)
+            shutil.rmtree(work)
+            return rows
         if only_mixed:
             run_process(b.memvault("reindex"))
             rows = bench_mixed(b, asked, MemoryMaker(b.vault, seed))
@@ -466,6 +499,7 @@ def bench_size(
         maker = MemoryMaker(b.vault, seed)
         rows.append(bench_write(b, maker))
         rows.append(bench_http(b, maker))
+        rows += bench_web(b, asked)
         rows.append(bench_huge_note(b, asked))
         if size >= MIXED_FROM:
             rows += bench_mixed(b, asked, maker)
@@ -535,12 +569,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--only-mixed", action="store_true", help="only the mixed load (at any size)"
     )
+    parser.add_argument("--only-web", action="store_true", help="only the web page's rows")
     args = parser.parse_args(argv)
     about = machine()
     rows = [
         row
         for size in args.sizes
-        for row in bench_size(size, args.runs, args.seed, args.mixed_seconds, args.only_mixed)
+        for row in bench_size(
+            size, args.runs, args.seed, args.mixed_seconds, args.only_mixed, args.only_web
+        )
     ]
     rows.append(bench_edit_race())
     about["load average (1 min) at end"] = os.getloadavg()[0]

@@ -763,6 +763,23 @@ class Index:
         )
         return [(r[0], r[1], sorted(r[2].split("\n"))) for r in rows]
 
+    def category_links(self) -> list[tuple[str, str, int]]:
+        """(source folder, target folder, how many links) over every resolved link."""
+        rows = self.query(
+            "SELECT s.folder, t.folder, count(*) FROM links l JOIN notes s ON s.rowid = l.source"
+            " JOIN notes t ON t.rowid = l.target WHERE NOT l.attachment GROUP BY 1, 2"
+        )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def fingerprint(self) -> str:
+        """A short text that changes whenever a note is added, removed, moved or edited (what
+        the web page polls to show changes made elsewhere without a reload)."""
+        row = self.query(
+            "SELECT count(*), coalesce(max(rowid), 0), coalesce(sum(mtime_ns % 1000000007), 0),"
+            " coalesce(sum(length(path)), 0) FROM notes"
+        )[0]
+        return "-".join(str(value) for value in row)
+
     def related_pairs(self) -> list[tuple[str, str]]:
         """(source, target) for every resolved link in a `## Related` list."""
         rows = self.query(

@@ -154,6 +154,18 @@ class LinkService:
 
             self._writer.edit_body(source, retarget)
 
+    def fold(self, gone: Memory, into: str) -> None:
+        """Delete the memory `gone` and point every link to it at the memory at `into` instead
+        (a merge); `into`'s own links to it go."""
+        inbound = self._index.backlinks(gone.path)
+        sources = sorted({row.source for row in inbound} - {gone.path, into})
+        if any(row.source == into for row in inbound):
+            self._writer.edit_body(into, partial(_unlinked, self._points_to(into, gone.path)))
+        pointing = {s: [row.raw for row in inbound if row.source == s] for s in sources}
+        self._writer.remove(gone.path)
+        entry = {"old": gone.path, "new": into, "keys": _keys_of(gone), "sources": sources}
+        self._retarget({**entry, "pointing": pointing})
+
     def remove_inbound(self, path: str) -> list[str]:
         """Take every link to `path` out of other memories: list items go, prose keeps the text."""
         changed = []

@@ -364,6 +364,15 @@ class CheckReport:
         )
 
 
+@dataclass(frozen=True)
+class DuplicatePair:
+    """Two memories (paths) whose texts are near duplicates, and how alike they are (0..1)."""
+
+    first: str
+    second: str
+    score: float
+
+
 @dataclass
 class FileSecret:
     """A secret `check --secrets` found in a file: its kind and line, never its text."""

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from . import checks, clock, indexer, ranking, similar, timespec, workers
+from . import checks, clock, duplicates, indexer, ranking, similar, timespec, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
@@ -31,10 +31,11 @@ from .indexer import Changes
 from .journal import Journal
 from .links import LinkService
 from .lookup import Lookup
-from .markdown import BodyEdit, apply_edit, with_newline
+from .markdown import BodyEdit, apply_edit, remove_related, with_newline
 from .model import (
     Limits,
     Memory,
+    archived,
     check_content,
     clean_category,
     clean_scope,
@@ -56,6 +57,7 @@ from .properties import (
 from .records import (
     CheckReport,
     Deleted,
+    DuplicatePair,
     Filter,
     LinkChange,
     LinkRow,
@@ -254,12 +256,14 @@ class VaultService:
         mode: SearchMode | None = None,
         min_relevance: float = 0.0,
         prefer_recent: bool = False,
+        count_use: bool = True,
     ) -> SearchPage:
         """Search by words (`keyword`, bm25), by meaning (`semantic`, the notes whose best chunk
         is closest), or both fused (`hybrid`, see fusion.py): hybrid when vectors exist unless
         `mode` says otherwise. `min_relevance` leaves out hits less relevant than that (weighing
         the best WEIGHED matches), `prefer_recent` breaks near-ties toward newer memories
-        (ranking.py). Each memory returned counts as one use."""
+        (ranking.py). Each memory returned counts as one use, unless `count_use` is off (a
+        person browsing on the web page, letter by letter, is not a use)."""
         where = _dated(where)
         offset = min(offset, MAX_OFFSET)
         chosen = mode or ("hybrid" if self._semantic.has_vectors() else "keyword")
@@ -273,7 +277,8 @@ class VaultService:
         else:
             page = self._ranked(query, limit, offset, where, chosen)
         page.offset, page.has_more = offset, offset + len(page.results) < page.total
-        self._index.record_access(hit.id for hit in page.results)
+        if count_use:
+            self._index.record_access(hit.id for hit in page.results)
         return page
 
     def _ranked(
@@ -629,17 +634,18 @@ class VaultService:
 
             return retrying(path, attempt)
 
+    def archive(self, identifier: str) -> Memory:
+        """Move one memory to archive/ because a person asked to (the web page's Archive):
+        out of searches and lists, still readable, links following. Writes and edits that
+        name an archive/ category stay refused; this and upkeep are the ways in."""
+        memory = self.get(identifier)
+        if archived(memory.category or ""):
+            return memory
+        return self.update(memory.id, category=archive_folder(memory.category), archiving=True)
+
     def archive_expired(self) -> list[str]:
         """Move every memory past its `expires_at` to archive/ (links follow); never deletes."""
-        moved = []
-        for path in self._index.expired(clock.now_iso()):
-            memory = self.get(path)
-            moved.append(
-                self.update(
-                    memory.id, category=archive_folder(memory.category), archiving=True
-                ).path
-            )
-        return moved
+        return [self.archive(path).path for path in self._index.expired(clock.now_iso())]
 
     def archive_unused(self) -> list[str]:
         """Move to archive/ every live memory nobody used (read, found, briefed) or changed for
@@ -647,11 +653,8 @@ class VaultService:
         days = self.policies.archive_unused_days
         if days is None:
             return []
-        moved = []
         cutoff = clock.iso(clock.now() - dt.timedelta(days=days))
-        for path, category in self._index.unused(cutoff):
-            moved.append(self.update(path, category=archive_folder(category), archiving=True).path)
-        return moved
+        return [self.archive(path).path for path, _ in self._index.unused(cutoff)]
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
         for part in (edit.content, edit.append, edit.prepend, edit.replace, edit.section):
@@ -681,6 +684,52 @@ class VaultService:
     def unlink(self, source: str, target: str) -> LinkChange:
         with self._writing():
             return self._links.unlink(self.locate(source), self.locate(target))
+
+    def merge(self, keep: str, other: str) -> Memory:
+        """Fold the memory `other` into `keep` (near duplicates): its text is appended under a
+        heading naming it, its tags and Related links join `keep`'s, it is deleted and every
+        link to it points at `keep` instead. All of it or none of it."""
+        with self._writing():
+            kept_path, gone_path = self.locate(keep), self.locate(other)
+            if kept_path == gone_path:
+                raise Invalid("a memory cannot be merged into itself; pick two different ones")
+            gone = self._lookup.read(gone_path)
+            related = {
+                row.target for row in self._index.outgoing(gone_path) if row.related and row.target
+            }
+            text = remove_related(gone.body, lambda _link: True).strip()
+            merged = BodyEdit(append=f"## Merged from {gone.title}\n\n{text}\n")
+
+            def attempt() -> Memory:
+                """One read of the kept memory, and the write of its text and tags."""
+                memory, doc, base = self._lookup.read_for_edit(kept_path)
+                _check_writable(kept_path, doc)
+                fields: dict[str, Any] = {} if memory.has_frontmatter else {"id": memory.id}
+                fields.update(
+                    tags=clean_tags([*memory.tags, *gone.tags], self.limits),
+                    updated_at=clock.now_iso(),
+                )
+                body = apply_edit(memory.body, merged)
+                return self._writer.save(kept_path, doc, body, fields, base)
+
+            retrying(kept_path, attempt)
+            self._links.fold(gone, kept_path)
+            for path in sorted(related - {kept_path, gone_path}):
+                self._links.link(kept_path, path)
+            return self._lookup.read(kept_path)
+
+    def near_duplicates(self, limit: int = 20) -> list[DuplicatePair]:
+        """Pairs of memories whose texts are near duplicates, most alike first (to merge)."""
+        return duplicates.near_duplicates(self._index, self._store, limit)
+
+    def category_links(self) -> list[tuple[str, str, int]]:
+        """How many links go from each category (folder, '' at the root) to each other one."""
+        return self._index.category_links()
+
+    def changes(self) -> str:
+        """A short text that changes whenever any memory is added, removed, moved or edited,
+        by memvault or any other program once the index follows it (polled by the web page)."""
+        return self._index.fingerprint()
 
     # -- the whole vault -------------------------------------------------------------------
 

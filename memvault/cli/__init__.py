@@ -289,6 +289,6 @@ def key_values(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 # The commands register themselves on `main` when their modules are imported.
-from . import browse, memories, serve, upkeep  # noqa: E402
+from . import browse, memories, serve, ui, upkeep  # noqa: E402
 
-__all__ = ["browse", "main", "memories", "serve", "upkeep"]
+__all__ = ["browse", "main", "memories", "serve", "ui", "upkeep"]

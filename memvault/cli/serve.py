@@ -45,6 +45,8 @@ def announce(root: str, url: str | None, token: bool) -> None:
             f"memvault: serving {root} at {url}\n"
             f"  connect an MCP client to {url} (streamable HTTP"
             f"{', header Authorization: Bearer <token>' if token else ''}),\n"
+            f"  open {url.removesuffix('/mcp')}/{'?token=<token>' if token else ''} in a"
+            " browser for the web page,\n"
             "  or let the client launch `memvault serve` over stdio (see README). "
             "Ctrl-C stops.",
             err=True,
@@ -160,7 +162,7 @@ def serve(
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
             announce(str(vault.root), url, bool(token))
             limits = HttpLimits(header_timeout, idle_timeout, max_connections)
-            serve_http(server, host, port, token, limits)
+            serve_http(server, vault, (host, port), token, limits)
             return
         announce(str(vault.root), None, False)
         with suppress(KeyboardInterrupt):

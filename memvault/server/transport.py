@@ -15,8 +15,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import MemvaultError
+from ..vault import VaultService
 from .connections import AnswerGet, HttpLimits, limited_protocol
 from .stdio import run_stdio
+from .web import web_app
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +60,34 @@ def security_for(host: str) -> TransportSecuritySettings:
     )
 
 
-def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:
+def http_app(server: MCPServer, host: str, token: str | None, vault: VaultService) -> ASGIApp:
     """The streamable HTTP app at /mcp: stateless, JSON responses, so one POST is enough (and
-    a GET is answered at once: there is no event stream to hold open)."""
+    a GET is answered at once: there is no event stream to hold open). Every other path is
+    the web page (web.py), behind the same Host checks and token."""
+    security = security_for(host)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
-        transport_security=security_for(host),
+        transport_security=security,
         host=host,
     )
-    return AnswerGet(BearerToken(app, token) if token else app, MCP_PATH)
+    mcp = AnswerGet(BearerToken(app, token) if token else app, MCP_PATH)
+    return ByPath(mcp, web_app(vault, security, token))
+
+
+class ByPath:
+    """Sends /mcp and the app's lifespan to the MCP app, every other path to the web page."""
+
+    def __init__(self, mcp: ASGIApp, web: ASGIApp):
+        self.mcp = mcp
+        self.web = web
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] != MCP_PATH:
+            await self.web(scope, receive, send)
+        else:
+            await self.mcp(scope, receive, send)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -93,12 +112,18 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve_http(
-    server: MCPServer, host: str, port: int, token: str | None, limits: HttpLimits
+    server: MCPServer,
+    vault: VaultService,
+    address: tuple[str, int],
+    token: str | None,
+    limits: HttpLimits,
 ) -> None:
-    """Serve /mcp on host:port until stopped, within `limits` (connections.py)."""
+    """Serve /mcp and the web page on address (host, port) until stopped, within `limits`
+    (connections.py)."""
+    host, port = address
     sock = bind(host, port)
     config = uvicorn.Config(
-        http_app(server, host, token),
+        http_app(server, host, token, vault),
         http=limited_protocol(limits),
         timeout_keep_alive=limits.idle_seconds,
         log_level="warning",

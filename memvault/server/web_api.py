@@ -1,0 +1,278 @@
+"""The web page's JSON API over VaultService: parse the request, call the service, answer
+JSON. A service error is one line with the HTTP status that fits it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, cast, get_args
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
+from ..markdown import BodyEdit
+from ..model import OWNED_KEYS, Memory
+from ..records import Filter, SearchMode
+from ..review import graph, overview, review
+from ..vault import VaultService
+from .common import one_line
+
+MODES = get_args(SearchMode)
+STATUS: tuple[tuple[type[MemvaultError], int], ...] = (
+    (NotFound, 404),
+    (Conflict, 409),
+    (Invalid, 400),
+    (ReadOnly, 503),
+    (TooSlow, 503),
+)
+
+
+class Failed(Exception):
+    """A request the API answers with an error: its status and one line."""
+
+    def __init__(self, status: int, text: str):
+        super().__init__(text)
+        self.status = status
+
+
+@contextmanager
+def answered() -> Iterator[None]:
+    """Turn a service error into a Failed with the status that fits it."""
+    try:
+        yield
+    except MemvaultError as exc:
+        status = next((code for kind, code in STATUS if isinstance(exc, kind)), 500)
+        raise Failed(status, one_line(exc)) from exc
+
+
+def plain(value: Any) -> Any:
+    """A record as JSON-ready data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    """A memory with its category, and its frontmatter keys memvault does not own (Obsidian
+    properties, who wrote it, what superseded it...) as `properties`, shown as they are."""
+    data = dataclasses.asdict(memory)
+    data.pop("metadata")
+    data["category"] = memory.category
+    data["properties"] = {k: v for k, v in memory.metadata.items() if k not in OWNED_KEYS}
+    return data
+
+
+def where_of(request: Request) -> Filter:
+    """search_mem's filters from the query string."""
+    params = request.query_params
+    tags = tuple(t for t in params.get("tags", "").replace(",", " ").split() if t)
+    return Filter(
+        params.get("category") or None,
+        tags,
+        params.get("scope") or None,
+        params.get("only_scope") == "true",
+        params.get("archived") == "true",
+    )
+
+
+def number(request: Request, name: str, default: int, top: int) -> int:
+    """A whole-number query parameter within 1..top."""
+    raw = request.query_params.get(name)
+    try:
+        value = default if raw is None else int(raw)
+    except ValueError:
+        raise Failed(400, f"{name} must be a whole number, not {raw!r}") from None
+    return max(1, min(value, top))
+
+
+async def body_of(request: Request) -> dict[str, Any]:
+    """A write's JSON object."""
+    try:
+        data = await request.json()
+    except ValueError:
+        raise Failed(400, "the request body must be JSON") from None
+    if not isinstance(data, dict):
+        raise Failed(400, "the request body must be a JSON object")
+    return data
+
+
+def _texts(value: object) -> bool:
+    """Whether a JSON value is a list of texts."""
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def text(data: dict[str, Any], name: str) -> str:
+    """A required, non-empty text field of a write's JSON object."""
+    value = data.get(name)
+    if not isinstance(value, str) or not value:
+        raise Failed(400, f"{name} is required (text)")
+    return value
+
+
+class WebApi:
+    """The routes of /api over one vault."""
+
+    def __init__(self, vault: VaultService):
+        self.vault = vault
+
+    def routes(self) -> list[Route]:
+        """GET routes for the reads, POST routes (JSON bodies) for the writes."""
+        reads: dict[str, Callable[[Request], Any]] = {
+            "/api/search": self.search,
+            "/api/memory": self.memory,
+            "/api/review": self.review,
+            "/api/overview": self.overview,
+            "/api/graph": self.graph,
+            "/api/changes": self.changes,
+        }
+        writes: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "/api/save": self.save,
+            "/api/verify": self.verify,
+            "/api/archive": self.archive,
+            "/api/delete": self.delete,
+            "/api/link": self.link,
+            "/api/unlink": self.unlink,
+            "/api/merge": self.merge,
+        }
+        return [
+            *(Route(path, self.reading(call), methods=["GET"]) for path, call in reads.items()),
+            *(Route(path, self.writing(call), methods=["POST"]) for path, call in writes.items()),
+        ]
+
+    def reading(self, call: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        """A GET endpoint: the call's answer as JSON, or its error (run on a worker thread)."""
+
+        def endpoint(request: Request) -> JSONResponse:
+            """The read, answered."""
+            try:
+                with answered():
+                    return JSONResponse(call(request))
+            except Failed as exc:
+                return JSONResponse({"error": str(exc)}, exc.status)
+
+        return endpoint
+
+    def writing(self, call: Callable[[dict[str, Any]], Any]) -> Callable[[Request], Any]:
+        """A POST endpoint taking a JSON object (the service runs on a worker thread)."""
+
+        async def endpoint(request: Request) -> JSONResponse:
+            """The write, answered."""
+            try:
+                data = await body_of(request)
+                with answered():
+                    return JSONResponse(await run_in_threadpool(call, data))
+            except Failed as exc:
+                return JSONResponse({"error": str(exc)}, exc.status)
+
+        return endpoint
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def search(self, request: Request) -> dict[str, Any]:
+        """Search as you type: hits with snippets and scores; no words lists the newest. By
+        words unless `mode` asks for meaning too (`hybrid`) or only (`semantic`): embedding
+        the query at every key costs more than the page's time for an answer."""
+        query = request.query_params.get("q", "").strip()
+        limit = number(request, "limit", 20, 100)
+        where = where_of(request)
+        if not query:
+            rows, total = self.vault.list_memories(where, "updated", limit)
+            return {"total": total, "results": [plain(r) for r in rows], "listed": True}
+        mode = request.query_params.get("mode", "keyword")
+        if mode not in MODES:
+            raise Failed(400, f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        page = self.vault.search(query, limit, 0, where, cast(SearchMode, mode), count_use=False)
+        return {"total": page.total, "results": [plain(h) for h in page.results], "listed": False}
+
+    def memory(self, request: Request) -> dict[str, Any]:
+        """One memory, read fresh, with its links both ways and its usage."""
+        identifier = request.query_params.get("id", "")
+        if not identifier:
+            raise Failed(400, "id is required")
+        memory = self.vault.get(identifier)
+        usage = self.vault.usage().get(memory.id)
+        return {
+            "memory": memory_json(memory),
+            "outgoing": [plain(r) for r in self.vault.outgoing(memory)],
+            "backlinks": [plain(r) for r in self.vault.backlinks(memory)],
+            "usage": plain(usage) if usage else {"access_count": 0, "last_access": None},
+        }
+
+    def review(self, request: Request) -> dict[str, Any]:
+        """The review queues; `days` since the last review makes a memory stale (90)."""
+        days = number(request, "days", 90, 100_000)
+        return dataclasses.asdict(review(self.vault, days))
+
+    def overview(self, request: Request) -> dict[str, Any]:
+        """Counts, growth and use per month, size and health."""
+        return dataclasses.asdict(overview(self.vault))
+
+    def graph(self, request: Request) -> dict[str, Any]:
+        """A memory's neighbourhood (`id`, `depth` 1 or 2), or the vault by category."""
+        identifier = request.query_params.get("id") or None
+        return dataclasses.asdict(graph(self.vault, identifier, number(request, "depth", 1, 2)))
+
+    def changes(self, request: Request) -> dict[str, str]:
+        """The change fingerprint the page polls to follow edits made elsewhere."""
+        return {"changes": self.vault.changes()}
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def save(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A new text (and title, tags) for a memory, refused with the file as it is now when
+        it changed since the version the page edited: the page keeps both, nothing is lost.
+        The refusal is an answer (200, `conflict`), not an HTTP error: it is expected, and
+        the browser logs every HTTP error as a console error."""
+        identifier, version = text(data, "id"), text(data, "version")
+        content = data.get("content")
+        if not isinstance(content, str):
+            raise Failed(400, "content is required (text)")
+        tags = data.get("tags")
+        if tags is not None and not (
+            isinstance(tags, list) and all(isinstance(t, str) for t in tags)
+        ):
+            raise Failed(400, "tags must be a list of texts")
+        try:
+            memory = self.vault.update(
+                identifier,
+                title=data.get("title") or None,
+                edit=BodyEdit(content=content),
+                tags=tags,
+                expected_version=version,
+            )
+        except Conflict as exc:
+            if isinstance(exc, Duplicate):
+                raise
+            return {"conflict": one_line(exc), "memory": memory_json(self.vault.get(identifier))}
+        return {"memory": memory_json(memory)}
+
+    def verify(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Mark a memory as reviewed now."""
+        return {"memory": memory_json(self.vault.verify(text(data, "id")))}
+
+    def archive(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Move a memory into the archive (out of searches; links follow it)."""
+        return {"memory": memory_json(self.vault.archive(text(data, "id")))}
+
+    def delete(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Delete a memory and every link to it (the page asked the person first)."""
+        gone = self.vault.delete(text(data, "id"))
+        return {"deleted": gone.memory.path, "changed": gone.changed}
+
+    def link(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Link two memories both ways (each in the other's Related list)."""
+        change = self.vault.link(text(data, "source"), text(data, "target"))
+        return {"changed": change.changed, "markdown": change.markdown}
+
+    def unlink(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Take two memories out of each other's Related list."""
+        change = self.vault.unlink(text(data, "source"), text(data, "target"))
+        return {"changed": change.changed}
+
+    def merge(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Fold the memory `other` into `keep` (near duplicates)."""
+        return {"memory": memory_json(self.vault.merge(text(data, "keep"), text(data, "other")))}

@@ -1,0 +1,586 @@
+// memvault's web page: search as you type, a memory read, edited and linked, the review
+// queues, the graph and the overview. Talks only to this server's /api (see server/web_api.py).
+"use strict";
+
+const { el, markdown, highlighted } = Render;
+const $ = (selector) => document.querySelector(selector);
+const POLL_MS = 1500;
+const DEBOUNCE_MS = 120;
+
+const state = {
+  open: null,        // the memory shown: {memory, outgoing, backlinks, usage}
+  editing: null,     // {base: version the edit started from} while the editor is open
+  changes: null,     // the vault's change fingerprint last seen
+  searchSeq: 0,
+  page: "search",
+};
+
+// -- talking to the server ------------------------------------------------------------------
+
+async function get(path, params) {
+  const query = new URLSearchParams(params || {}).toString();
+  const answer = await fetch(path + (query ? "?" + query : ""), { credentials: "same-origin" });
+  const data = await answer.json();
+  if (!answer.ok) throw Object.assign(new Error(data.error || answer.statusText), { data, status: answer.status });
+  return data;
+}
+
+async function post(path, body) {
+  const answer = await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-Memvault": "1" },
+    body: JSON.stringify(body),
+  });
+  const data = await answer.json();
+  if (!answer.ok) throw Object.assign(new Error(data.error || answer.statusText), { data, status: answer.status });
+  return data;
+}
+
+function say(text, kind) {
+  const live = $("#live");
+  live.textContent = text;
+  live.className = kind || "";
+}
+
+function failed(error) {
+  say(error.message, "error");
+}
+
+// -- small helpers --------------------------------------------------------------------------
+
+function ago(iso) {
+  if (!iso) return "never";
+  const seconds = (Date.now() - Date.parse(iso)) / 1000;
+  const units = [[86400 * 365, "y"], [86400 * 30, "mo"], [86400, "d"], [3600, "h"], [60, "min"]];
+  for (const [size, unit] of units) if (seconds >= size) return Math.floor(seconds / size) + " " + unit + " ago";
+  return "just now";
+}
+
+function memoryHref(id) {
+  return "#/m/" + encodeURIComponent(id);
+}
+
+function button(text, onClick, attrs) {
+  const node = el("button", { type: "button", ...(attrs || {}) }, text);
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+function clear(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+function confirmDialog(text, yes) {
+  const dialog = $("#confirm");
+  $("#confirm-text").textContent = text;
+  $("#confirm-yes").textContent = yes;
+  return new Promise((resolve) => {
+    const done = (answer) => () => {
+      dialog.close();
+      resolve(answer);
+    };
+    $("#confirm-yes").onclick = done(true);
+    $("#confirm-no").onclick = done(false);
+    dialog.oncancel = done(false);
+    dialog.showModal();
+    $("#confirm-no").focus();
+  });
+}
+
+// -- search -----------------------------------------------------------------------------------
+
+function filters() {
+  const where = {
+    q: $("#q").value,
+    category: $("#f-category").value.trim(),
+    tags: $("#f-tags").value.trim(),
+    scope: $("#f-scope").value.trim(),
+    mode: $("#f-mode").value,
+  };
+  if ($("#f-archived").checked) where.archived = "true";
+  return Object.fromEntries(Object.entries(where).filter(([, v]) => v));
+}
+
+let searchTimer = null;
+function searchSoon() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(search, DEBOUNCE_MS);
+}
+
+async function search() {
+  const seq = ++state.searchSeq;
+  const began = performance.now();
+  try {
+    const page = await get("/api/search", filters());
+    if (seq !== state.searchSeq) return;
+    showResults(page);
+    // What `make bench` reads: the first results shown, and each search's answer shown.
+    if (!performance.getEntriesByName("memvault-interactive").length) performance.mark("memvault-interactive");
+    performance.measure("memvault-search", { start: began });
+  } catch (error) {
+    if (seq === state.searchSeq) failed(error);
+  }
+}
+
+function showResults(page) {
+  const count = page.total === 0 ? "No memories match." :
+    page.listed ? `${page.total} ${page.total === 1 ? "memory" : "memories"}, newest first` : `${page.total} found`;
+  $("#count").textContent = count;
+  const top = Math.max(...page.results.map((hit) => Math.abs(hit.score || 0)), 1e-9);
+  clear($("#results"), page.results.map((hit) => {
+    const meta = [hit.category, hit.scope && "scope " + hit.scope, hit.age].filter(Boolean).join(" · ");
+    const relevance = page.listed ? null : el("meter", { min: "0", max: "1", value: String(Math.abs(hit.score) / top), title: "relevance " + hit.score.toFixed(2), "aria-label": "relevance" });
+    return el("li", { class: state.open && state.open.memory.id === hit.id ? "current" : "" },
+      el("a", { href: memoryHref(hit.id), class: "hit", "data-id": hit.id },
+        el("span", { class: "title" }, hit.title), relevance,
+        el("span", { class: "meta" }, meta),
+        hit.snippet ? el("span", { class: "snippet" }, highlighted(hit.snippet)) : null,
+        hit.tags.length ? el("span", { class: "tags" }, hit.tags.map((t) => "#" + t).join(" ")) : null));
+  }));
+}
+
+// -- one memory -------------------------------------------------------------------------------
+
+async function openMemory(id, quiet) {
+  try {
+    state.open = await get("/api/memory", { id });
+    state.editing = null;
+    showMemory();
+    if (!quiet) $("#memory h2").focus();
+  } catch (error) {
+    state.open = null;
+    clear($("#memory"), el("p", { class: "error" }, error.message));
+  }
+}
+
+function row(label, value) {
+  return [el("dt", {}, label), el("dd", {}, value ?? "—")];
+}
+
+function showMemory() {
+  const { memory, outgoing, backlinks, usage } = state.open;
+  const properties = Object.entries(memory.properties);
+  const facts = el("dl", { class: "facts" },
+    row("path", memory.path),
+    row("category", memory.category),
+    row("scope", memory.scope || "global"),
+    row("tags", memory.tags.length ? memory.tags.map((t) => "#" + t).join(" ") : null),
+    row("created", memory.created_at && `${ago(memory.created_at)} (${memory.created_at})`),
+    row("updated", memory.updated_at && `${ago(memory.updated_at)} (${memory.updated_at})`),
+    row("reviewed", memory.last_reviewed ? `${ago(memory.last_reviewed)} (${memory.last_reviewed})` : "never"),
+    row("used", `${usage.access_count} times, last ${ago(usage.last_access)}`),
+    memory.expires_at ? row("expires", memory.expires_at) : null,
+    row("version", memory.version),
+    memory.problem ? row("problem", memory.problem) : null,
+    properties.map(([key, value]) => row(key, propertyValue(key, value))));
+  const actions = el("p", { class: "actions" },
+    button("Edit", startEdit, { accesskey: "e" }),
+    button("Verify", verify, { title: "Mark as reviewed now: still true" }),
+    button("Link…", startLink),
+    button("Archive", archive),
+    button("Delete", remove, { class: "danger" }),
+    el("a", { href: "#/graph/" + encodeURIComponent(memory.id) }, "Graph"));
+  clear($("#memory"),
+    el("h2", { tabindex: "-1" }, memory.title),
+    actions,
+    el("div", { id: "link-form" }),
+    el("div", { class: "body" }, markdown(memory.body)),
+    facts,
+    linkList("Links", outgoing, "target", true),
+    linkList("Backlinks", backlinks, "source", false));
+  document.querySelectorAll("#results li").forEach((li) => {
+    li.classList.toggle("current", li.querySelector("a").dataset.id === memory.id);
+  });
+}
+
+function propertyValue(key, value) {
+  // A property as a person reads it; one naming a memory (superseded_by...) links to it.
+  const items = Array.isArray(value) ? value : [value];
+  const text = items.map((v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v)));
+  if (/supersed|by$/.test(key)) {
+    return text.flatMap((t, n) => {
+      const name = t.replace(/^\[\[|\]\]$/g, "").split("|")[0];
+      return [n ? ", " : "", el("a", { href: memoryHref(name) }, t.replace(/^\[\[|\]\]$/g, ""))];
+    });
+  }
+  return text.join(", ");
+}
+
+function linkList(heading, rows, side, unlinkable) {
+  const items = rows.map((link) => {
+    const id = link[side + "_id"];
+    const title = link[side + "_title"] || link.raw;
+    const node = id ? el("a", { href: memoryHref(id) }, title) : el("span", { class: "broken", title: "nothing by this name" }, link.raw);
+    const other = link.source_id === state.open.memory.id ? link.target_id : link.source_id;
+    const drop = unlinkable && link.related && other
+      ? button("Unlink", () => unlink(other, title), { class: "small", "aria-label": "Unlink " + title })
+      : null;
+    return el("li", {}, node, link.related ? el("span", { class: "muted" }, " related") : null, " ", drop);
+  });
+  return el("section", { class: "links" },
+    el("h3", {}, `${heading} (${rows.length})`),
+    items.length ? el("ul", {}, items) : el("p", { class: "muted" }, "none"));
+}
+
+async function act(call, done) {
+  try {
+    const answer = await call();
+    say(done, "ok");
+    return answer;
+  } catch (error) {
+    failed(error);
+    return null;
+  }
+}
+
+async function reopen() {
+  await openMemory(state.open.memory.id, true);
+  await refreshChanges();
+  search();
+}
+
+async function verify() {
+  if (await act(() => post("/api/verify", { id: state.open.memory.id }), "Marked as reviewed.")) await reopen();
+}
+
+async function archive() {
+  if (await act(() => post("/api/archive", { id: state.open.memory.id }), "Moved to the archive.")) await reopen();
+}
+
+async function remove() {
+  const { memory } = state.open;
+  if (!(await confirmDialog(`Delete “${memory.title}”? Links to it are taken out of other memories.`, "Delete"))) return;
+  if (await act(() => post("/api/delete", { id: memory.id }), `Deleted ${memory.path}.`)) {
+    state.open = null;
+    clear($("#memory"));
+    location.hash = "#/";
+    await refreshChanges();
+    search();
+  }
+}
+
+async function unlink(other, title) {
+  if (await act(() => post("/api/unlink", { source: state.open.memory.id, target: other }), `Unlinked ${title}.`)) await reopen();
+}
+
+function startLink() {
+  const input = el("input", { id: "link-target", placeholder: "title, file name or id", "aria-label": "Memory to link to" });
+  const go = async () => {
+    if (!input.value.trim()) return;
+    if (await act(() => post("/api/link", { source: state.open.memory.id, target: input.value.trim() }), "Linked.")) await reopen();
+  };
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") go();
+    if (event.key === "Escape") clear($("#link-form"));
+  });
+  clear($("#link-form"), el("p", { class: "inline-form" }, input, button("Link", go), button("Cancel", () => clear($("#link-form")))));
+  input.focus();
+}
+
+// -- editing, with conflicts shown, never lost ------------------------------------------------
+
+function startEdit() {
+  const { memory } = state.open;
+  state.editing = { base: memory.version };
+  const title = el("input", { id: "edit-title", value: memory.title, "aria-label": "Title" });
+  const tags = el("input", { id: "edit-tags", value: memory.tags.join(", "), "aria-label": "Tags" });
+  const text = el("textarea", { id: "editor", rows: "18", "aria-label": "Markdown" });
+  text.value = memory.body;
+  text.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "s") {
+      event.preventDefault();
+      save();
+    }
+  });
+  clear($("#memory"),
+    el("h2", { tabindex: "-1" }, "Editing: " + memory.title),
+    el("label", {}, "Title ", title), " ",
+    el("label", {}, "Tags ", tags),
+    el("div", { id: "conflict" }),
+    text,
+    el("p", { class: "actions" },
+      button("Save", save, { id: "save" }),
+      button("Cancel", () => { state.editing = null; showMemory(); }),
+      el("span", { class: "muted" }, " Ctrl+S saves; a file changed meanwhile is never overwritten.")));
+  text.focus();
+}
+
+async function save() {
+  const { memory } = state.open;
+  const body = {
+    id: memory.id,
+    version: state.editing.base,
+    content: $("#editor").value,
+    title: $("#edit-title").value,
+    tags: $("#edit-tags").value.split(/[,\s]+/).filter(Boolean),
+  };
+  try {
+    const answer = await post("/api/save", body);
+    if (answer.conflict) {
+      showConflict(answer.memory, answer.conflict);
+      return;
+    }
+    state.open.memory = answer.memory;
+    say("Saved.", "ok");
+    await reopen();
+  } catch (error) {
+    failed(error);
+  }
+}
+
+function showConflict(theirs, message) {
+  // The file changed since the edit began: keep the person's text in the editor, show the
+  // file's text beside it, and let them choose. Nothing is written until they do.
+  state.open.memory = theirs;
+  say("Not saved: the memory changed on disk.", "error");
+  clear($("#conflict"), el("div", { class: "conflict", role: "alert" },
+    el("p", {}, el("strong", {}, "Not saved: this memory changed since you began editing. "), message),
+    el("p", {}, "Your text is still in the editor below. The file as it is now:"),
+    el("pre", { id: "theirs" }, theirs.body),
+    el("p", { class: "actions" },
+      button("Keep my text (save over the new version)", () => { state.editing.base = theirs.version; save(); }, { id: "keep-mine" }),
+      button("Take theirs (discard my text)", () => { state.editing = null; showMemory(); }, { id: "take-theirs" }))));
+}
+
+// -- review -----------------------------------------------------------------------------------
+
+async function showReview() {
+  const page = $("#page-review");
+  clear(page, el("h2", {}, "Review"), el("p", { class: "muted" }, "Loading…"));
+  let data;
+  try {
+    data = await get("/api/review", { days: 90 });
+  } catch (error) {
+    clear(page, el("p", { class: "error" }, error.message));
+    return;
+  }
+  const noteItem = (note, extra) => el("li", {},
+    el("a", { href: memoryHref(note.id) }, note.title), " ",
+    el("span", { class: "muted" }, extra), " ",
+    button("Verify", async () => {
+      if (await act(() => post("/api/verify", { id: note.id }), `Marked “${note.title}” as reviewed.`)) showReview();
+    }, { class: "small", "aria-label": "Verify " + note.title }));
+  const queue = (title, q, extra) => el("section", { class: "queue" },
+    el("h3", {}, `${title} (${q.count})`),
+    q.items.length ? el("ul", {}, q.items.map((n) => noteItem(n, extra(n)))) : el("p", { class: "muted" }, "none"));
+  const pairs = data.duplicates.map(([pair, a, b]) => el("div", { class: "pair" },
+    el("p", {}, `${Math.round(pair.score * 100)}% alike`),
+    el("div", { class: "sides" }, [a, b].map((note, n) => el("div", { class: "side" },
+      el("a", { href: memoryHref(note.id) }, note.title),
+      el("p", { class: "muted" }, note.path),
+      button(`Merge the other into this one`, () => merge(note, n ? a : b), { class: "merge", "aria-label": `Merge into ${note.title}` }))))));
+  const check = data.check;
+  const problems = [
+    ...check.broken_links.map((p) => `broken link: ${p.source} → ${p.target}`),
+    ...check.one_sided_links.map((p) => `one-sided link: ${p.source} → ${p.target}`),
+    ...check.malformed.map((m) => `skipped as malformed: ${m.path}: ${m.problem}`),
+    ...check.unreadable.map((m) => `unreadable: ${m.path}: ${m.reason}`),
+  ];
+  clear(page,
+    el("h2", {}, "Review"),
+    queue(`Not reviewed for ${data.days} days`, data.stale, (n) => "reviewed " + ago(n.last_reviewed)),
+    queue("Never used", data.unused, (n) => "updated " + ago(n.updated_at)),
+    queue("Expiring soon", data.expiring, (n) => "expires " + n.expires_at),
+    el("section", { class: "queue", id: "duplicates" }, el("h3", {}, `Near duplicates (${data.duplicates.length})`),
+      pairs.length ? pairs : el("p", { class: "muted" }, "none")),
+    el("section", { class: "queue" }, el("h3", {}, `Links and files (${problems.length})`),
+      problems.length ? el("ul", {}, problems.map((p) => el("li", {}, p))) : el("p", { class: "muted" }, "none")));
+}
+
+async function merge(keep, other) {
+  const question = `Merge “${other.title}” into “${keep.title}”? Its text is appended, its links move over, then it is deleted.`;
+  if (!(await confirmDialog(question, "Merge"))) return;
+  if (await act(() => post("/api/merge", { keep: keep.id, other: other.id }), `Merged into “${keep.title}”.`)) {
+    await refreshChanges();
+    showReview();
+  }
+}
+
+// -- graph ------------------------------------------------------------------------------------
+
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  node.append(...children);
+  return node;
+}
+
+async function showGraph(id) {
+  const page = $("#page-graph");
+  const depth = new URLSearchParams(location.hash.split("?")[1] || "").get("depth") || "1";
+  let data;
+  try {
+    data = await get("/api/graph", id ? { id, depth } : {});
+  } catch (error) {
+    clear(page, el("p", { class: "error" }, error.message));
+    return;
+  }
+  const width = 1100, height = 620, cx = width / 2, cy = height / 2;
+  const rings = [0, 1, 2].map((d) => data.nodes.filter((n) => (id ? n.depth === d : true)));
+  const place = new Map();
+  rings.forEach((ring, d) => ring.forEach((node, n) => {
+    const radius = id ? d * 140 + (d && ring.length > 40 ? (n % 2) * 50 : 0) : 250;
+    const angle = (2 * Math.PI * n) / Math.max(ring.length, 1);
+    place.set(node.id, [cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)]);
+  }));
+  if (!id) rings.length = 1;
+  const heaviest = Math.max(1, ...data.edges.map((e) => e[2]));
+  const biggest = Math.max(1, ...data.nodes.map((n) => n.size));
+  const edges = data.edges.filter(([a, b]) => place.has(a) && place.has(b)).map(([a, b, n]) => {
+    const [x1, y1] = place.get(a), [x2, y2] = place.get(b);
+    return svg("line", { x1, y1, x2, y2, class: "edge", "stroke-width": String(1 + (3 * n) / heaviest) });
+  });
+  const nodes = data.nodes.map((node) => {
+    const [x, y] = place.get(node.id);
+    const r = id ? (node.depth === 0 ? 12 : 7) : 8 + 30 * Math.sqrt(node.size / biggest);
+    const href = id ? "#/graph/" + encodeURIComponent(node.id) + "?depth=" + depth : "#/?category=" + encodeURIComponent(node.id);
+    const label = id ? node.label : `${node.label} (${node.size})`;
+    return svg("a", { href, class: "node depth" + node.depth, "aria-label": label },
+      svg("circle", { cx: x, cy: y, r }), svg("text", { x, y: y - r - 4, "text-anchor": "middle" }, label));
+  });
+  const title = id ? `Links around “${data.nodes[0].label}”` : "The vault by category (links between categories)";
+  clear(page,
+    el("h2", {}, title),
+    el("p", { class: "actions" },
+      id ? el("a", { href: memoryHref(id) }, "Open the memory") : null, " ",
+      id ? el("a", { href: `#/graph/${encodeURIComponent(id)}?depth=${depth === "1" ? 2 : 1}` }, `Depth ${depth === "1" ? 2 : 1}`) : null, " ",
+      el("a", { href: "#/graph" }, "Whole vault"),
+      data.capped ? el("span", { class: "muted" }, " (capped: not every node is shown)") : null),
+    svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "graph", role: "img", "aria-label": title }, ...edges, ...nodes));
+}
+
+// -- overview ---------------------------------------------------------------------------------
+
+function bars(title, counts) {
+  const entries = Object.entries(counts);
+  const top = Math.max(1, ...entries.map(([, n]) => n));
+  return el("section", { class: "chart" }, el("h3", {}, title),
+    entries.length ? el("table", {}, entries.map(([label, n]) => {
+      const bar = el("span", { class: "bar" });
+      bar.style.width = (100 * n) / top + "%";
+      return el("tr", {}, el("th", { scope: "row" }, label), el("td", { class: "num" }, String(n)), el("td", { class: "track" }, bar));
+    })) : el("p", { class: "muted" }, "none"));
+}
+
+async function showOverview() {
+  const page = $("#page-overview");
+  let data;
+  try {
+    data = await get("/api/overview");
+  } catch (error) {
+    clear(page, el("p", { class: "error" }, error.message));
+    return;
+  }
+  const { stats, semantic } = data;
+  clear(page,
+    el("h2", {}, "Overview"),
+    el("dl", { class: "facts wide" },
+      row("memories", String(stats.memories)),
+      row("size", (stats.bytes / 1024).toFixed(1) + " KiB"),
+      row("never used", String(stats.never_used.length)),
+      row("malformed notes", String(data.malformed)),
+      row("semantic search", semantic.enabled ? `${semantic.model}: ${semantic.embedded} embedded, ${semantic.pending} waiting` : semantic.reason || "off")),
+    el("div", { class: "charts" },
+      bars("By category", stats.by_category),
+      bars("By scope", stats.by_scope),
+      bars("Created per month", data.created_by_month),
+      bars("Last used per month", data.used_by_month)));
+}
+
+// -- pages, live updates, keys ----------------------------------------------------------------
+
+function route() {
+  const [path, query] = location.hash.replace(/^#/, "").split("?");
+  const parts = (path || "/").split("/").filter(Boolean).map(decodeURIComponent);
+  const page = parts[0] === "m" || !parts.length ? "search" : parts[0];
+  state.page = page;
+  for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== "page-" + page;
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.dataset.page === page) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  const params = new URLSearchParams(query || "");
+  if (page === "search") {
+    if (params.has("tags")) $("#f-tags").value = params.get("tags");
+    if (params.has("category")) $("#f-category").value = params.get("category");
+    if (params.size) search();
+    if (parts[0] === "m" && parts[1]) openMemory(parts[1]);
+  } else if (page === "review") showReview();
+  else if (page === "graph") showGraph(parts[1]);
+  else if (page === "overview") showOverview();
+}
+
+async function refreshChanges() {
+  try {
+    state.changes = (await get("/api/changes")).changes;
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function poll() {
+  // Changes made by an assistant or in Obsidian: the page follows them without a reload.
+  try {
+    const { changes } = await get("/api/changes");
+    if (state.changes !== null && changes !== state.changes) {
+      state.changes = changes;
+      say("Updated: the vault changed.", "ok");
+      if (state.page === "search") {
+        search();
+        if (state.open && !state.editing) await openMemory(state.open.memory.id, true);
+        else if (state.open && state.editing) notifyEdited();
+      } else route();
+    }
+    state.changes = changes;
+  } catch (error) {
+    say("Cannot reach memvault: " + error.message, "error");
+  }
+  setTimeout(poll, POLL_MS);
+}
+
+async function notifyEdited() {
+  // While editing, a change on disk is announced at once (saving would then be refused).
+  try {
+    const fresh = await get("/api/memory", { id: state.open.memory.id });
+    if (fresh.memory.version !== state.editing.base) say("This memory changed on disk while you edit it; saving will show both texts.", "error");
+  } catch (error) {
+    failed(error);
+  }
+}
+
+function keys(event) {
+  // Arrow keys move between the search box and the results; "/" goes to the search box.
+  const results = [...document.querySelectorAll("#results a.hit")];
+  const at = results.indexOf(document.activeElement);
+  if (event.key === "/" && !/INPUT|TEXTAREA/.test(document.activeElement.tagName)) {
+    event.preventDefault();
+    location.hash = location.hash.startsWith("#/m/") ? location.hash : "#/";
+    $("#q").focus();
+  } else if (event.key === "ArrowDown" && (document.activeElement === $("#q") || at >= 0) && results.length) {
+    event.preventDefault();
+    results[Math.min(at + 1, results.length - 1)].focus();
+  } else if (event.key === "ArrowUp" && at >= 0) {
+    event.preventDefault();
+    (at === 0 ? $("#q") : results[at - 1]).focus();
+  }
+}
+
+function start() {
+  for (const input of document.querySelectorAll("#search-form input, #search-form select")) {
+    input.addEventListener(input.type === "checkbox" || input.tagName === "SELECT" ? "change" : "input", searchSoon);
+  }
+  $("#search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    search();
+  });
+  document.addEventListener("keydown", keys);
+  window.addEventListener("hashchange", route);
+  route();
+  if (!location.hash.includes("?")) search();
+  refreshChanges().then(() => setTimeout(poll, POLL_MS));
+}
+
+start();

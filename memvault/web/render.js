@@ -1,0 +1,138 @@
+// Markdown to DOM nodes, built with textContent only: no note can inject HTML or script.
+// Wikilinks ([[target|text]]) and links to .md files become links to the memory they name;
+// embeds (![[file]]) are shown as links. Other links open only for http(s) and mailto.
+"use strict";
+
+const Render = (() => {
+  const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
+  const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
+  const ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
+  const QUOTE = /^\s{0,3}>\s?(.*)$/;
+  const RULE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
+  const INLINE = /(`+)([\s\S]*?[^`])\1(?!`)|(!?)\[\[([^\[\]\n]+?)\]\]|(!?)\[([^\]\n]*)\]\(\s*<?([^\s()<>]*)>?(?:\s+"[^"]*")?\s*\)|\*\*([^*\n]+)\*\*|__([^_\n]+)__|\*([^*\n]+)\*|(?<![\w])_([^_\n]+)_(?![\w])|(?<![\w#])#([\p{L}\p{N}_\/-]*[\p{L}_\/-][\p{L}\p{N}_\/-]*)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/gu;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value !== undefined && value !== null) node.setAttribute(key, value);
+    }
+    for (const child of children.flat()) {
+      if (child !== null && child !== undefined && child !== false) {
+        node.append(child instanceof Node ? child : String(child));
+      }
+    }
+    return node;
+  }
+
+  function memoryLink(target, text, embed) {
+    const name = target.split("#")[0].split("^")[0].trim();
+    const link = el("a", { href: "#/m/" + encodeURIComponent(name), class: "wikilink", "data-target": name }, text || target);
+    if (embed) link.classList.add("embed");
+    return link;
+  }
+
+  function inline(text) {
+    const out = [];
+    let last = 0;
+    for (const m of text.matchAll(INLINE)) {
+      if (m.index > last) out.push(text.slice(last, m.index));
+      last = m.index + m[0].length;
+      if (m[1] !== undefined) out.push(el("code", {}, m[2]));
+      else if (m[4] !== undefined) {
+        const [target, shown] = m[4].split(/\\?\|/);
+        out.push(memoryLink(target, shown || target, m[3] === "!"));
+      } else if (m[7] !== undefined) {
+        const href = decodeURIComponent(m[7]);
+        if (/^(https?:|mailto:)/i.test(href)) {
+          out.push(el("a", { href, rel: "noopener noreferrer", target: "_blank" }, m[6] || href));
+        } else if (/\.md(#.*)?$/i.test(href)) {
+          out.push(memoryLink(href.replace(/\.md(#.*)?$/i, ""), m[6], m[5] === "!"));
+        } else {
+          out.push(el("span", { class: "attachment", title: href }, m[6] || href));
+        }
+      } else if (m[8] !== undefined || m[9] !== undefined) out.push(el("strong", {}, inline(m[8] ?? m[9])));
+      else if (m[10] !== undefined || m[11] !== undefined) out.push(el("em", {}, inline(m[10] ?? m[11])));
+      else if (m[12] !== undefined) out.push(el("a", { href: "#/?tags=" + encodeURIComponent(m[12]), class: "tag" }, "#" + m[12]));
+      else if (m[13] !== undefined) out.push(el("a", { href: m[13], rel: "noopener noreferrer", target: "_blank" }, m[13]));
+    }
+    if (last < text.length) out.push(text.slice(last));
+    return out;
+  }
+
+  function list(lines, start) {
+    // One list (and the lists nested in it) from lines[start]; returns [node, next index].
+    const first = lines[start].match(ITEM);
+    const indent = first[1].length;
+    const ordered = /\d/.test(first[2]);
+    const node = el(ordered ? "ol" : "ul");
+    let i = start;
+    while (i < lines.length) {
+      const m = lines[i].match(ITEM);
+      if (!m || m[1].length < indent) break;
+      if (m[1].length > indent) {
+        const [nested, next] = list(lines, i);
+        (node.lastChild || node).append(nested);
+        i = next;
+        continue;
+      }
+      const task = m[3].match(/^\[([ xX])\]\s+(.*)$/);
+      const item = el("li", {});
+      if (task) item.append(el("input", { type: "checkbox", disabled: "", ...(task[1] !== " " ? { checked: "" } : {}) }), " ");
+      item.append(...inline(task ? task[2] : m[3]));
+      node.append(item);
+      i += 1;
+    }
+    return [node, i];
+  }
+
+  function markdown(body) {
+    const lines = body.replace(/\r\n?/g, "\n").split("\n");
+    const out = document.createDocumentFragment();
+    let i = 0;
+    while (i < lines.length) {
+      const line = lines[i];
+      const fence = line.match(FENCE);
+      if (fence) {
+        const code = [];
+        i += 1;
+        while (i < lines.length && !lines[i].trimStart().startsWith(fence[1])) code.push(lines[i++]);
+        i += 1;
+        out.append(el("pre", {}, el("code", {}, code.join("\n"))));
+      } else if (!line.trim()) {
+        i += 1;
+      } else if (HEADING.test(line)) {
+        const m = line.match(HEADING);
+        out.append(el("h" + Math.min(6, m[1].length + 1), {}, inline(m[2])));
+        i += 1;
+      } else if (RULE.test(line)) {
+        out.append(el("hr"));
+        i += 1;
+      } else if (ITEM.test(line)) {
+        const [node, next] = list(lines, i);
+        out.append(node);
+        i = next;
+      } else if (QUOTE.test(line)) {
+        const quoted = [];
+        while (i < lines.length && QUOTE.test(lines[i])) quoted.push(lines[i++].match(QUOTE)[1]);
+        out.append(el("blockquote", {}, markdown(quoted.join("\n"))));
+      } else {
+        const para = [];
+        while (i < lines.length && lines[i].trim() && !FENCE.test(lines[i]) && !HEADING.test(lines[i]) && !ITEM.test(lines[i]) && !QUOTE.test(lines[i])) para.push(lines[i++]);
+        const node = el("p");
+        para.forEach((text, n) => {
+          if (n) node.append(el("br"));
+          node.append(...inline(text));
+        });
+        out.append(node);
+      }
+    }
+    return out;
+  }
+
+  function highlighted(snippet) {
+    // A search snippet with the query's words between ** marks: those words in <mark>.
+    return snippet.split("**").map((part, n) => (n % 2 ? el("mark", {}, part) : part));
+  }
+
+  return { el, markdown, inline, highlighted };
+})();

@@ -1,0 +1,241 @@
+"""The web page in headless Chromium against a real server process: each flow a person uses,
+by keyboard or mouse, with no console error on any page. Each page is saved as a 1280x800
+screenshot (to $MEMVAULT_SCREENSHOTS, or the test's temp folder; `make screenshots` writes
+docs/screenshots/)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memvault.config import Settings
+from memvault.vault import VaultService
+
+from .browser import Browser
+from .conftest import write_file
+from .mcp_helpers import http_server
+
+TOKEN = "page-token"
+OLD = "2020-01-01T00:00:00Z"
+WAIT = 20  # seconds the page has to show a change: generous, not a timing assertion
+
+
+def stale_note(title: str, body: str) -> str:
+    """A hand-made note last reviewed years ago."""
+    return (
+        f"---\nid: {title.lower().replace(' ', '-')}-id\ntitle: {title}\ncreated_at: {OLD}\n"
+        f"updated_at: {OLD}\nlast_reviewed: {OLD}\n---\n{body}"
+    )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    chromium = Browser()
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    return Path(os.environ.get("MEMVAULT_SCREENSHOTS") or tmp_path / "screenshots")
+
+
+@pytest.fixture
+def page(vault_dir: Path, browser: Browser) -> Iterator[str]:
+    """A vault of a few linked memories served over HTTP, the browser signed in; the page's
+    address. The test fails if the page logged any console error."""
+    vault = VaultService.open(Settings(vault=vault_dir))
+    retries = vault.create(
+        "Payment retries",
+        "Payment retries use **exponential backoff** with jitter.\n\n"
+        "Webhooks: see [[stripe-webhooks]]. Tagged #payments.\n\n- max 5 tries\n- then alert\n",
+        tags=["payments"],
+        category="decision",
+        scope="shop",
+    )
+    hooks = vault.create(
+        "Stripe webhooks",
+        "Stripe webhooks are verified with the signing secret before anything else.\n",
+        category="gotcha",
+    )
+    vault.link(retries.id, hooks.id)
+    vault.close()
+    write_file(
+        vault_dir,
+        "notes/old-deploy.md",
+        stale_note("Old deploy steps", "Deploy by hand with rsync to the web host.\n"),
+    )
+    with http_server(vault_dir, "--token", TOKEN) as (url, _process):
+        base = url.removesuffix("/mcp")
+        browser.errors.clear()
+        browser.open(f"{base}/?token={TOKEN}")
+        browser.wait_for("document.querySelectorAll('#results li').length === 3")
+        yield base
+        errors = list(browser.errors)
+        browser.open("about:blank")
+        assert errors == []
+
+
+def search_for(browser: Browser, words: str) -> None:
+    """Type into the search box, as a person would, and wait for highlighted results."""
+    browser.run("document.querySelector('#q').focus()")
+    browser.run("document.querySelector('#q').select()")
+    browser.type(words)
+    browser.wait_for("document.querySelector('#results mark')")
+
+
+def open_memory(browser: Browser, base: str, name: str) -> None:
+    browser.open(f"{base}/#/m/{name}")
+    browser.wait_for("document.querySelector('#memory h2')")
+
+
+def test_search_as_you_type_and_open_a_memory_by_keyboard_only(
+    page: str, browser: Browser, shots: Path
+) -> None:
+    search_for(browser, "retries")
+    assert browser.text("#results li .title") == "Payment retries"
+    browser.press("ArrowDown")
+    assert "Payment retries" in browser.focused()
+    browser.press("Enter")
+    browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Payment retries'")
+    memory = browser.text("#memory")
+    assert "exponential backoff" in memory and "decision/payment-retries.md" in memory
+    assert "shop" in memory and "Backlinks (1)" in memory
+    assert browser.run("document.querySelector('#memory strong').innerText") == (
+        "exponential backoff"
+    )
+    browser.screenshot(shots / "search.png")
+    browser.run("document.querySelector('#memory a.wikilink').focus()")
+    browser.press("Enter")
+    browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Stripe webhooks'")
+    browser.press("/")
+    assert browser.focused().startswith("INPUT#q")
+
+
+def test_tab_reaches_the_pages_and_the_search_box_and_enter_opens_them(
+    page: str, browser: Browser
+) -> None:
+    browser.run("document.querySelector('.skip').focus()")
+    reached = []
+    for _ in range(8):
+        browser.press("Tab")
+        reached.append(browser.focused())
+    assert any(r.startswith("INPUT#q") for r in reached), reached
+    browser.run("document.querySelector('.skip').focus()")
+    while "Review" not in browser.focused():
+        browser.press("Tab")
+    browser.press("Enter")
+    browser.wait_for("!document.querySelector('#page-review').hidden")
+    browser.wait_for("document.querySelector('.queue li button')")
+
+
+def test_an_edit_while_the_file_changes_on_disk_shows_both_and_loses_nothing(
+    page: str, browser: Browser, vault_dir: Path, shots: Path
+) -> None:
+    open_memory(browser, page, "payment-retries")
+    browser.click("#memory .actions button")
+    browser.wait_for("document.activeElement.id === 'editor'")
+    browser.run("document.querySelector('#editor').select()")
+    browser.type("My rewrite: retries stop after 3 tries.\n")
+    note = vault_dir / "decision" / "payment-retries.md"
+    theirs = note.read_text().replace("max 5 tries", "max 7 tries (changed in Obsidian)")
+    write_file(vault_dir, "decision/payment-retries.md", theirs)
+    browser.click("#save")
+    browser.wait_for("document.querySelector('.conflict')")
+    assert "max 7 tries" in browser.text("#theirs")
+    assert browser.run("document.querySelector('#editor').value").startswith("My rewrite")
+    assert note.read_text() == theirs
+    browser.screenshot(shots / "edit-conflict.png")
+    browser.click("#keep-mine")
+    browser.wait_for("document.querySelector('#memory .body')?.innerText.includes('My rewrite')")
+    assert "My rewrite: retries stop after 3 tries." in note.read_text()
+
+
+def test_verify_a_stale_memory_from_the_review_queue(
+    page: str, browser: Browser, vault_dir: Path, shots: Path
+) -> None:
+    browser.open(f"{page}/#/review")
+    browser.wait_for("document.querySelector('.queue li')")
+    stale = browser.text(".queue")
+    assert "Not reviewed for 90 days (1)" in stale and "Old deploy steps" in stale
+    browser.screenshot(shots / "review.png")
+    browser.click(".queue li button")
+    browser.wait_for("document.querySelector('.queue h3').innerText.includes('(0)')")
+    assert f"last_reviewed: {OLD}" not in (vault_dir / "notes" / "old-deploy.md").read_text()
+
+
+def test_merge_two_near_duplicates_keeps_both_texts_and_links(
+    page: str, browser: Browser, vault_dir: Path, shots: Path
+) -> None:
+    text = "The staging database is restored every night from the production backup at 02:00."
+    write_file(vault_dir, "ops/staging-restore.md", stale_note("Staging restore", text + "\n"))
+    write_file(
+        vault_dir,
+        "ops/nightly-restore.md",
+        stale_note(
+            "Nightly restore", text.replace("02:00", "02:30") + "\nSee [[stripe-webhooks]].\n"
+        ),
+    )
+    browser.open(f"{page}/#/review")
+    browser.wait_for("document.querySelector('#duplicates .pair')", WAIT)
+    assert "Nightly restore" in browser.text("#duplicates") and "Staging restore" in browser.text(
+        "#duplicates"
+    )
+    browser.screenshot(shots / "review-duplicates.png")
+    browser.click("#duplicates .side button")
+    browser.wait_for("document.querySelector('#confirm').open")
+    browser.click("#confirm-yes")
+    browser.wait_for("document.querySelector('#duplicates h3').innerText.includes('(0)')", WAIT)
+    left = sorted(p.name for p in (vault_dir / "ops").iterdir())
+    assert len(left) == 1
+    merged = (vault_dir / "ops" / left[0]).read_text()
+    assert "02:00" in merged and "02:30" in merged and "stripe-webhooks" in merged
+
+
+def test_unlink_takes_the_link_out_of_both_files(
+    page: str, browser: Browser, vault_dir: Path
+) -> None:
+    open_memory(browser, page, "payment-retries")
+    browser.click("#memory .links button")
+    browser.wait_for("document.querySelector('#memory .links h3').innerText === 'Links (1)'")
+    related = (vault_dir / "decision" / "payment-retries.md").read_text()
+    assert "## Related" not in related
+    assert "## Related" not in (vault_dir / "gotcha" / "stripe-webhooks.md").read_text()
+
+
+def test_an_edit_made_elsewhere_appears_without_a_reload(
+    page: str, browser: Browser, vault_dir: Path
+) -> None:
+    open_memory(browser, page, "stripe-webhooks")
+    browser.run("window.notReloaded = true")
+    note = vault_dir / "gotcha" / "stripe-webhooks.md"
+    write_file(vault_dir, "gotcha/stripe-webhooks.md", note.read_text() + "\nRotate it yearly.\n")
+    write_file(vault_dir, "new-from-obsidian.md", "# Written in Obsidian\n\nHello.\n")
+    browser.wait_for("document.querySelector('#memory .body').innerText.includes('yearly')", WAIT)
+    browser.wait_for(
+        "document.querySelector('#results').innerText.includes('Written in Obsidian')", WAIT
+    )
+    assert browser.run("window.notReloaded") is True
+
+
+def test_graph_and_overview_pages_show_the_vault(page: str, browser: Browser, shots: Path) -> None:
+    ids = json.dumps(["decision", "gotcha", "notes"])
+    browser.open(f"{page}/#/graph")
+    browser.wait_for(
+        f"{ids}.every(c => document.querySelector('svg.graph')?.textContent.includes(c))"
+    )
+    browser.screenshot(shots / "graph-vault.png")
+    open_memory(browser, page, "payment-retries")
+    browser.click("#memory .actions a")
+    browser.wait_for("document.querySelectorAll('svg.graph .node').length === 2")
+    assert "Stripe webhooks" in browser.run("document.querySelector('svg.graph').textContent")
+    browser.screenshot(shots / "graph-memory.png")
+    browser.open(f"{page}/#/overview")
+    browser.wait_for("document.querySelector('.charts')")
+    overview = browser.text("#page-overview")
+    assert "memories\n3" in overview and "By category" in overview
+    browser.screenshot(shots / "overview.png")
