@@ -64,6 +64,7 @@ from .records import (
 from .search_sql import SORTS
 from .semantic import Semantic
 from .store import VaultStore
+from .words import command, param, parts
 from .writer import Rewrite, Writer, retrying
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ DUPLICATE_CANDIDATES = 5
 WORD = re.compile(r"\w{4,}")
 # How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
 CANDIDATES = 50
+EDIT = command("edit_mem", "edit")
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
 
@@ -383,8 +385,14 @@ class VaultService:
             score = similar.content_similarity(content, other.body)
             if score >= similar.NEAR_IDENTICAL:
                 raise Duplicate(
-                    f"{other.title!r} (id {other.id}, {path}) has near-identical content "
-                    f"({score:.0%} alike); edit it, or pass allow_duplicate=true",
+                    (
+                        f"{other.title!r} (id {other.id}, {path}) has near-identical content "
+                        f"({score:.0%} alike); edit it with ",
+                        EDIT,
+                        ", or pass ",
+                        param("allow_duplicate", "true"),
+                        " to keep both",
+                    ),
                     other.id,
                 )
 
@@ -394,8 +402,14 @@ class VaultService:
             note = self._index.note(path)
             if note is not None and path != own and note.title.lower() == title.lower():
                 raise Duplicate(
-                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
-                    "with edit_mem, or pass allow_duplicate=true to keep both",
+                    (
+                        f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
+                        "with ",
+                        EDIT,
+                        ", or pass ",
+                        param("allow_duplicate", "true"),
+                        " to keep both",
+                    ),
                     note.id,
                 )
 
@@ -448,7 +462,7 @@ class VaultService:
         try:
             body = apply_edit(memory.body, edit)
         except ValueError as exc:
-            raise Invalid(f"{memory.path}: {exc}") from exc
+            raise Invalid((f"{memory.path}: ", *parts(exc))) from exc
         check_content(body, self.limits)
         return body
 

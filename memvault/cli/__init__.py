@@ -47,7 +47,7 @@ def failure_line(error: Exception) -> str:
     """What went wrong, on one line: a memvault error's own text, or an internal error's type
     and text with the next step."""
     if isinstance(error, MemvaultError):
-        return " ".join(str(error).split())
+        return " ".join(error.in_words("cli").split())
     reason = " ".join(f"{type(error).__name__}: {error}".split())
     return f"internal error ({reason}); run again with --debug for the traceback, and report it"
 

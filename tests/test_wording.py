@@ -1,0 +1,69 @@
+"""Errors and texts in the caller's words: CLI options on the command line, tool parameters
+over MCP, counts with their plurals, through the CLI and a real MCP session."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from .mcp_helpers import stdio_session, text_of, tool_error
+from .test_cli import run
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_cli_errors_name_cli_options_and_commands(vault_dir: Path) -> None:
+    assert run(vault_dir, "write", "--title", "Deploy order", "Migrations first, twice.")[0] == 0
+    code, _, err = run(vault_dir, "write", "--title", "Deploy order", "Other text.")
+    assert code == 1
+    assert "edit it with `memvault edit`, or pass --allow-duplicate to keep both" in err
+    assert "allow_duplicate" not in err and "edit_mem" not in err
+    code, _, err = run(vault_dir, "edit", "Deploy order", "--find", "first", "--replace", "x")
+    assert code == 0
+    code, _, err = run(vault_dir, "edit", "Deploy order", "--find", "i", "--replace", "y")
+    assert code == 1 and "pass --expected-count 3 to replace all, or make --find longer" in err
+    code, _, err = run(vault_dir, "edit", "Deploy order", "--find", "x")
+    assert code == 1 and "--find needs --replace" in err
+    code, _, err = run(vault_dir, "write", "--title", "T", "--ttl-days", "1e7", "x")
+    assert code == 1 and err.startswith("error: --ttl-days must be more than 0")
+    code, _, err = run(vault_dir, "write", "--title", "T", "--expires-at", "soon", "x")
+    assert code == 1 and err.startswith("error: --expires-at 'soon' is not an ISO date")
+
+
+async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
+    async with stdio_session(vault_dir) as session:
+        error = partial(tool_error, session)
+        await session.call_tool("write_mem", {"title": "Deploy order", "content": "a b a"})
+        duplicate = await error("write_mem", {"title": "Deploy order", "content": "Other."})
+        assert "edit it with edit_mem, or pass allow_duplicate=true to keep both" in duplicate
+        assert "--allow-duplicate" not in duplicate
+        twice = await error("edit_mem", {"id": "Deploy order", "find": "a", "replace": "c"})
+        assert "pass expected_count=2 to replace all, or make find longer" in twice
+        expiry = await error("write_mem", {"title": "T", "content": "x", "expires_at": "soon"})
+        assert "expires_at 'soon' is not an ISO date" in expiry
+
+
+async def test_invalid_arguments_are_one_readable_line_per_field(vault_dir: Path) -> None:
+    async with stdio_session(vault_dir) as session:
+        result = await session.call_tool("write_mem", {"title": 5, "tags": "a"})
+        assert result.is_error
+        lines = text_of(result).splitlines()
+        assert lines == [
+            "Error executing tool write_mem: invalid arguments (see the tool's input schema):",
+            "- title: Input should be a valid string",
+            "- content: Field required",
+            "- tags: Input should be a valid list",
+        ]
+        one = await tool_error(session, "search_mem", {"query": "x", "limit": 0})
+        assert "\n" not in one and "https://" not in one
+        assert one.endswith(
+            "invalid arguments: limit: Input should be greater than or equal to 1"
+            " (see the tool's input schema)"
+        )
