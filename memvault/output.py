@@ -30,7 +30,7 @@ from .records import (
     SearchPage,
     SessionNotes,
 )
-from .text import ReadFormat, plain_text
+from .text import ReadFormat, plain_text, reviewed
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -165,7 +165,9 @@ class MemoryOut(Output):
     scope: str | None = None
     expires_at: str | None = None
     age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
-    reviewed: str = Field(description="How long ago it was last verified")
+    reviewed: str = Field(
+        description="When it was last verified: 'reviewed 3 days ago' or 'never reviewed'"
+    )
     confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
     matched_by: str = Field(description="exact, name (fuzzy) or content")
     aliases: list[str] | None = None
@@ -191,7 +193,7 @@ class MemoryOut(Output):
             links=[LinkEnd.target(row) for row in distinct_targets(outgoing)],
             backlinks=[LinkEnd.source(row) for row in distinct_sources(backlinks, memory.path)],
             age=clock.age(memory.updated_at),
-            reviewed=clock.age(memory.last_reviewed),
+            reviewed=reviewed(memory.last_reviewed),
             confidence=found.confidence,
             matched_by=found.matched_by,
             aliases=memory.aliases if full else None,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from .mcp_helpers import stdio_session, text_of, tool_error
+from .conftest import write_file
+from .mcp_helpers import stdio_session, structured, text_of, tool_error
 from .test_cli import run
 
 pytestmark = pytest.mark.anyio
@@ -67,3 +68,50 @@ async def test_invalid_arguments_are_one_readable_line_per_field(vault_dir: Path
             "invalid arguments: limit: Input should be greater than or equal to 1"
             " (see the tool's input schema)"
         )
+
+
+def test_cli_counts_and_times_read_as_a_person_says_them(vault_dir: Path) -> None:
+    assert run(vault_dir, "list")[2] == "No memories.\n"
+    assert run(vault_dir, "search", "retries")[2] == "No memories match 'retries'.\n"
+    write_file(vault_dir, "retries.md", "# Payment retries\n\nRetries back off.\n")
+    code, out, err = run(vault_dir, "list")
+    assert err == "1 memory.\n"
+    assert "updated just now, never reviewed, never used)" in out
+    assert "reviewed unknown" not in out and "0x" not in out
+    assert run(vault_dir, "search", "retries")[2] == "1 memory matches 'retries'.\n"
+    run(vault_dir, "write", "--title", "Retry budget", "Retries cost money.")
+    assert run(vault_dir, "search", "retries", "--limit", "1")[2] == (
+        "2 memories match 'retries'; showing number 1.\n"
+    )
+    assert run(vault_dir, "list", "--offset", "1")[2] == "2 memories; showing number 2.\n"
+    assert run(vault_dir, "list", "--offset", "5")[2] == "2 memories; none past 5.\n"
+    assert run(vault_dir, "stats")[1].startswith("2 memories, ")
+    assert run(vault_dir, "reindex")[1].startswith("indexed 2 notes in ")
+    assert run(vault_dir, "link", "Retry budget", "Payment retries")[0] == 0
+    assert run(vault_dir, "rm", "--yes", "Payment retries")[1] == (
+        "deleted retries.md; links to it removed from 1 memory\n"
+    )
+    assert run(vault_dir, "rm", "--yes", "Retry budget")[1] == (
+        "deleted retry-budget.md; no other memory linked to it\n"
+    )
+    assert run(vault_dir, "sync")[1].endswith("s: no changes\n")
+
+
+async def test_tool_texts_count_as_a_person_says_them(vault_dir: Path) -> None:
+    write_file(vault_dir, "retries.md", "# Payment retries\n\nRetries back off.\n")
+    async with stdio_session(vault_dir) as session:
+        assert text_of(await session.call_tool("search_mem", {"query": "nothing"})) == (
+            "No memories match 'nothing'."
+        )
+        listed = text_of(await session.call_tool("list_mem", {}))
+        assert listed.startswith("1 memory.\n- Payment retries (") and "never used" in listed
+        read = structured(await session.call_tool("read_mem", {"identifier": "retries"}))
+        assert read["reviewed"] == "never reviewed"
+        await session.call_tool("write_mem", {"title": "Retry budget", "content": "Money."})
+        await session.call_tool(
+            "link_mem", {"source_id": "Retry budget", "target_id": "Payment retries"}
+        )
+        deleted = text_of(await session.call_tool("delete_mem", {"id": "Payment retries"}))
+        assert deleted.endswith("; links to it removed from 1 memory.")
+        notes = text_of(await session.call_tool("save_session_notes", {"summary": "Did x."}))
+        assert notes.endswith("linked with no other memory.")

@@ -19,9 +19,10 @@ from typing import Any
 import click
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
-from ..errors import MemvaultError
+from ..errors import MemvaultError, NotFound
 from ..records import Filter
 from ..vault import VaultService
+from .terminal import stdin_text
 
 EXIT_ERROR = 1
 
@@ -102,7 +103,11 @@ def failure_line(error: Exception) -> str:
     help="Semantic search model: a folder with model.onnx and tokenizer.json, or 'off' "
     "[default: all-MiniLM-L6-v2 from memvault[semantic]].",
 )
+@click.option(
+    "--create", is_flag=True, help="Create the vault folder if it does not exist (./memories is)."
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.version_option(package_name="memvault", message="memvault %(version)s")
 @click.pass_context
 def main(
     ctx: click.Context,
@@ -112,15 +117,20 @@ def main(
     stale_days: float,
     query_timeout: float,
     embed_model: str | None,
+    create: bool,
     debug: bool,
 ) -> None:
-    """memvault: an assistant's long-term memory as a folder of markdown files."""
+    """memvault: an assistant's long-term memory as a folder of markdown files.
+
+    Every command that prints data takes --json for the same data as JSON."""
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
     ctx.meta["memvault.debug"] = debug
+    given = ctx.get_parameter_source("vault") != click.core.ParameterSource.DEFAULT
+    ctx.meta["memvault.vault_must_exist"] = given and not create
     always_categories = tuple(c.strip() for c in always.split(",") if c.strip())
     context_settings = ContextSettings(always=always_categories, stale_days=stale_days)
     ctx.obj = Settings(
@@ -133,8 +143,15 @@ def main(
 
 
 def settings_of(ctx: click.Context) -> Settings:
-    """The settings `main` made from the global options."""
-    return ctx.find_object(Settings) or Settings()
+    """The settings `main` made from the global options. A vault named by --vault (or
+    MEMVAULT_VAULT) must exist unless --create: a typo never makes a new, empty vault."""
+    settings = ctx.find_object(Settings) or Settings()
+    if ctx.meta.get("memvault.vault_must_exist") and not settings.vault.expanduser().exists():
+        raise NotFound(
+            f"the vault {settings.vault} does not exist; check the path, or pass --create "
+            "(before the command) to make a new vault there"
+        )
+    return settings
 
 
 @contextmanager
@@ -159,8 +176,8 @@ def emit(result: Any, *more: Any) -> None:
 
 
 def read_content(content: str | None) -> str | None:
-    """CONTENT as given, or standard input for `-`."""
-    return sys.stdin.read() if content == "-" else content
+    """CONTENT as given, or standard input for `-` (saying so on a terminal)."""
+    return stdin_text("the memory's content") if content == "-" else content
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")

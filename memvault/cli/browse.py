@@ -9,7 +9,9 @@ import click
 from ..briefing import build_briefing
 from ..records import SearchMode
 from ..text import hit_line, list_heading, note_line, search_heading
+from ..words import count
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
+from .terminal import show
 
 
 @main.command()
@@ -45,8 +47,8 @@ def search(
         emit(SearchOut.of(page))
         return
     for hit in page.results:
-        click.echo(hit_line(hit))
-    click.echo(search_heading(page, query), err=True)
+        show(hit_line(hit))
+    click.echo(search_heading(page, query, offset), err=True)
 
 
 @main.command(name="list")
@@ -88,7 +90,7 @@ def context(ctx: click.Context, scope: str | None, max_tokens: int, as_json: boo
 
         emit(ContextOut.of(briefing))
     else:
-        click.echo(briefing.text, nl=False)
+        show(briefing.text, nl=False)
         click.echo(f"(about {briefing.tokens} tokens)", err=True)
 
 
@@ -102,7 +104,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(figures)
         return
-    click.echo(f"{figures.memories} memories, {figures.bytes:,} bytes")
+    click.echo(f"{count(figures.memories, 'memory', 'memories')}, {figures.bytes:,} bytes")
     for name, counts in (
         ("by category", figures.by_category),
         ("by scope", figures.by_scope),
@@ -110,4 +112,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     ):
         click.echo(f"{name}: {', '.join(f'{key} {n}' for key, n in counts.items()) or '-'}")
     never = figures.never_used
-    click.echo(f"never used: {len(never)}" + (f" ({', '.join(never[:10])}...)" if never else ""))
+    shown = ", ".join(never[:10]) + ("..." if len(never) > 10 else "")
+    click.echo(
+        f"never used: {count(len(never), 'memory', 'memories', none='none')}"
+        + (f" ({shown})" if never else "")
+    )

@@ -10,6 +10,7 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from ..records import CheckReport, Maintenance, Progress, SemanticStatus, Skipped
+from ..words import count
 from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
 
 T = TypeVar("T")
@@ -34,7 +35,11 @@ def semantic_line(status: SemanticStatus) -> str:
     if not status.enabled:
         return status.reason
     total = status.embedded + status.pending
-    return f"semantic search: {status.embedded} of {total} notes embedded ({status.model})"
+    if total == 0:
+        return f"semantic search: no notes to embed ({status.model})"
+    return (
+        f"semantic search: {status.embedded:,} of {count(total, 'note')} embedded ({status.model})"
+    )
 
 
 def echo_skipped(skipped: list[Skipped]) -> None:
@@ -52,9 +57,13 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(summary)
         return
+    links = [
+        count(summary.links, "link"),
+        *([f"{summary.unresolved_links:,} unresolved"] if summary.unresolved_links else []),
+        *([f"{summary.attachments:,} to attachments"] if summary.attachments else []),
+    ]
     click.echo(
-        f"indexed {summary.notes} notes in {summary.seconds:.2f}s: {summary.links} links, "
-        f"{summary.unresolved_links} unresolved, {summary.attachments} to attachments"
+        f"indexed {count(summary.notes, 'note')} in {summary.seconds:.2f}s: {', '.join(links)}"
     )
     echo_skipped(summary.skipped)
 
@@ -71,7 +80,7 @@ def embed(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(status)
         return
-    click.echo(f"embedded {done} notes; {semantic_line(status)}")
+    click.echo(f"embedded {count(done, 'note', none='nothing new')}; {semantic_line(status)}")
 
 
 @main.command()
@@ -85,10 +94,17 @@ def sync(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(summary, done)
         return
-    click.echo(
-        f"synced in {summary.seconds:.2f}s: {summary.added} added, {summary.updated} updated, "
-        f"{summary.moved} moved, {summary.removed} removed"
-    )
+    changes = [
+        f"{n:,} {what}"
+        for n, what in (
+            (summary.added, "added"),
+            (summary.updated, "updated"),
+            (summary.moved, "moved"),
+            (summary.removed, "removed"),
+        )
+        if n
+    ]
+    click.echo(f"synced in {summary.seconds:.2f}s: {', '.join(changes) or 'no changes'}")
     echo_skipped(summary.skipped)
     for line in done.lines():
         click.echo(line)
@@ -146,15 +162,19 @@ def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
     if as_json:
         emit(Maintenance(archived=moved))
     else:
-        click.echo(f"archived {len(moved)} memories" + "".join(f"\n  {p}" for p in moved))
+        archived = count(len(moved), "memory", "memories", none="nothing (none has expired)")
+        click.echo(f"archived {archived}" + "".join(f"\n  {p}" for p in moved))
 
 
 @main.command(name="export")
 @click.option("--format", "fmt", type=click.Choice(["json", "jsonl"]), default="json")
 @filter_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the same as --format json).")
 @click.pass_context
-def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
-    """Print every memory (or the filtered ones) with metadata, links and usage."""
+def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> None:
+    """Print every memory (or the filtered ones) with metadata, links and usage, as JSON or
+    JSON Lines."""
+    fmt = "json" if as_json else fmt
     from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
 
     where = make_filter(**{**filters, "archived": filters["archived"] or None})
@@ -178,8 +198,8 @@ def import_(ctx: click.Context, file: TextIO, as_json: bool) -> None:
         emit(report)
     else:
         click.echo(
-            f"created {len(report.created)}, unchanged {len(report.unchanged)}, "
-            f"conflicts {len(report.conflicts)}"
+            f"created {count(len(report.created), 'memory', 'memories')}, "
+            f"{len(report.unchanged):,} unchanged, {count(len(report.conflicts), 'conflict')}"
         )
         for conflict in report.conflicts:
             click.echo(f"  conflict {conflict['id']} ({conflict['path']}): {conflict['reason']}")

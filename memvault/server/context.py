@@ -12,6 +12,7 @@ from ..config import ContextSettings
 from ..output import ContextOut, DateOut, SessionOut
 from ..session_notes import save_session_notes
 from ..vault import VaultService
+from ..words import count
 from .common import READ, WRITE, ToolGroup, reply, tool, tool_errors
 
 
@@ -63,7 +64,8 @@ class ContextTools(ToolGroup):
                 self.vault, summary, highlights, next_steps, decisions, scope
             )
         memory = notes.memory
-        text = f"Saved {memory.title!r} ({memory.path}), linked with {len(notes.linked)} memories."
+        linked = count(len(notes.linked), "memory", "memories", none="no other memory")
+        text = f"Saved {memory.title!r} ({memory.path}), linked with {linked}."
         if notes.unresolved:
             text += f" Not found: {', '.join(notes.unresolved)}."
         return reply(SessionOut.of(notes), text)

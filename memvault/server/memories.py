@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
-from ..text import ReadFormat
+from ..text import ReadFormat, links_removed
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
 
 CATEGORY_GUIDE = (
@@ -173,8 +173,8 @@ class MemoryTools(ToolGroup):
             deleted = self.vault.delete(id)
         return reply(
             Removed.of(deleted),
-            f"Deleted {deleted.memory.title!r} ({deleted.memory.path}); links removed from "
-            f"{len(deleted.changed)} other memories.",
+            f"Deleted {deleted.memory.title!r} ({deleted.memory.path}); "
+            f"{links_removed(deleted.changed)}.",
         )
 
     @tool(

@@ -58,7 +58,7 @@ class Resources:
 
     def recent(self) -> str:
         rows, total = self.vault.list_memories(limit=RECENT)
-        lines = [f"# Recent memories ({len(rows)} of {total})", ""]
+        lines = [f"# Recent memories ({len(rows)} of {total})" if rows else "# No memories yet", ""]
         for row in rows:
             memory = self.vault.get(row.path)
             lines.append(

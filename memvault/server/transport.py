@@ -93,10 +93,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve_http(
-    server: MCPServer, host: str, port: int, token: str | None, limits: HttpLimits
+    server: MCPServer, sock: socket.socket, host: str, token: str | None, limits: HttpLimits
 ) -> None:
-    """Serve /mcp on host:port until stopped, within `limits` (connections.py)."""
-    sock = bind(host, port)
+    """Serve /mcp on the socket `bind` made for host until stopped, within `limits`
+    (connections.py)."""
     config = uvicorn.Config(
         http_app(server, host, token),
         http=limited_protocol(limits),
