@@ -115,12 +115,13 @@ class VaultService:
         caller goes on starting up; `Starting.finish` then syncs and runs `maintain`."""
         return Starting(cls.open(settings, fill=False), settings)
 
-    def fill(self, found: Changes | None = None) -> list[Skipped]:
-        """Bring the index up to date with the files: a full build for a new index, else an
-        incremental sync (of `found` when the caller looked for changes already). Only the
-        index changes: no file is written (see `maintain`). The files it skipped, and why."""
+    def fill(self, found: Changes | None = None, progress: Progress | None = None) -> list[Skipped]:
+        """Bring the index up to date with the files: a full build for a new index (reporting
+        to `progress`), else an incremental sync (of `found` when the caller looked for changes
+        already). Only the index changes: no file is written (see `maintain`). The files it
+        skipped, and why."""
         if self._index.fresh:
-            return indexer.rebuild(self._index, self._store).skipped
+            return indexer.rebuild(self._index, self._store, progress).skipped
         return indexer.sync(self._index, self._store, found).skipped
 
     def maintain(self) -> Maintenance:

@@ -22,7 +22,7 @@ from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError, NotFound
 from ..records import Filter
 from ..vault import VaultService
-from .terminal import stdin_text
+from .terminal import stdin_text, with_progress
 
 EXIT_ERROR = 1
 
@@ -156,9 +156,13 @@ def settings_of(ctx: click.Context) -> Settings:
 
 @contextmanager
 def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
-    """The vault the global options name, open for one command."""
-    vault = VaultService.open(settings_of(ctx), fill)
+    """The vault the global options name, open for one command; its index brought up to date
+    (with a progress bar on a terminal when the first command on a big vault builds it)
+    unless not `fill`."""
+    vault = VaultService.open(settings_of(ctx), fill=False)
     try:
+        if fill:
+            with_progress("indexing the vault", False, lambda progress: vault.fill(None, progress))
         yield vault
     finally:
         vault.close()

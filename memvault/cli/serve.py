@@ -151,6 +151,9 @@ def run_server(
 ) -> None:
     """Start the vault and serve it until stopped; over HTTP the port is taken before the
     "serving" line, so a busy one is the only thing said."""
+    # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
+    # that): unwinding through the worker pool below would end with a traceback.
+    signal.signal(signal.SIGINT, quit_starting)
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
     # of a second each at 100k notes, which no other command pays (hence the import here).
     starting = VaultService.start(settings)
@@ -159,6 +162,7 @@ def run_server(
     from ..server.transport import MCP_PATH, bind, serve_http, serve_stdio
 
     vault, done = starting.finish()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for line in done.lines():
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, watch):
@@ -172,6 +176,11 @@ def run_server(
             return
         announce(str(vault.root), None, False)
         serve_stdio(server)
+
+
+def quit_starting(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C before the server serves: exit 0 at once, without a traceback."""
+    os._exit(0)
 
 
 def stop(vault: VaultService, signum: int, frame: FrameType | None) -> None:

@@ -7,12 +7,19 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TextIO
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import TextIO, TypeVar
 
 import click
+from click._termui_impl import ProgressBar
+
+from ..records import Progress
+
+T = TypeVar("T")
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$", re.M)
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_STRONG = re.compile(r"(\*{2,}|_{2,})(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _CODE = re.compile(r"`([^`\n]+)`")
 _WIKILINK = re.compile(r"\[\[([^\]|\n]+)(?:\|([^\]\n]+))?\]\]")
@@ -42,10 +49,10 @@ def light_markdown(text: str, colour: bool) -> str:
 
     def style(
         value: str,
-        bold: bool = False,
-        italic: bool = False,
-        underline: bool = False,
-        dim: bool = False,
+        bold: bool | None = None,
+        italic: bool | None = None,
+        underline: bool | None = None,
+        dim: bool | None = None,
         fg: str | None = None,
     ) -> str:
         """`value` in the given style, or as it is without colour."""
@@ -57,7 +64,7 @@ def light_markdown(text: str, colour: bool) -> str:
     front = style(head.group(0).rstrip("\n"), dim=True) + "\n" if head else ""
     body = text[head.end() :] if head else text
     body = _HEADING.sub(
-        lambda m: style(m.group(2), bold=True, underline=len(m.group(1)) == 1), body
+        lambda m: style(m.group(2), bold=True, underline=len(m.group(1)) == 1 or None), body
     )
     body = _STRONG.sub(lambda m: style(m.group(2), bold=True), body)
     body = _EMPHASIS.sub(lambda m: style(m.group(1), italic=True), body)
@@ -72,6 +79,26 @@ def show(text: str, nl: bool = True, err: bool = False) -> None:
     if on_terminal(stream):
         text = light_markdown(text, colour_on(stream))
     click.echo(text, nl=nl, err=err)
+
+
+def with_progress(label: str, quiet: bool, work: Callable[[Progress | None], T]) -> T:
+    """Run `work` (which reports done of total), with a progress bar on stderr when that is a
+    terminal, unless `quiet` (JSON output) or the work is done at its first report."""
+    if quiet or not on_terminal(sys.stderr):
+        return work(None)
+    with ExitStack() as stack:
+        bars: list[ProgressBar[int]] = []
+
+        def progress(done: int, total: int) -> None:
+            """Show the bar at the first report of unfinished work, then move it."""
+            if not bars and done < total:
+                bar = click.progressbar(length=total, label=label, file=sys.stderr)
+                bars.append(stack.enter_context(bar))
+            for bar in bars:
+                bar.length = total
+                bar.update(done - bar.pos)
+
+        return work(progress)
 
 
 def confirmed(question: str, yes: bool) -> bool:

@@ -3,31 +3,14 @@ import."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 import click
 
-from ..records import CheckReport, Maintenance, Progress, SemanticStatus, Skipped
+from ..records import CheckReport, Maintenance, SemanticStatus, Skipped
 from ..words import count
 from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
-
-T = TypeVar("T")
-
-
-def with_progress(label: str, as_json: bool, work: Callable[[Progress | None], T]) -> T:
-    """Run `work`, with a progress bar on stderr when that is a terminal and the output is
-    not JSON (`work` reports done of total)."""
-    if as_json or not sys.stderr.isatty():
-        return work(None)
-    with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - bar.pos)
-
-        return work(progress)
+from .terminal import with_progress
 
 
 def semantic_line(status: SemanticStatus) -> str:
