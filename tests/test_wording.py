@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from memvault.cli import main
 
@@ -324,3 +326,21 @@ def test_the_first_command_on_a_big_vault_shows_progress_on_a_terminal(vault_dir
     assert code == 0 and "indexing" not in printed
     code, out, err = run(vault_dir, "reindex")
     assert code == 0 and "indexing" not in out + err
+
+
+async def test_the_memory_resource_takes_a_path_and_says_not_found(vault_dir: Path) -> None:
+    write_file(vault_dir, "decision/payment-retries.md", "# Payment retries\n\nThree.\n")
+    async with stdio_session(vault_dir) as session:
+        for uri in (
+            "memvault://memory/decision/payment-retries.md",
+            "memvault://memory/decision%2Fpayment-retries.md",
+            "memvault://memory/payment-retries",
+        ):
+            [content] = (await session.read_resource(uri)).contents
+            assert content.text == "# Payment retries\n\nThree.\n", uri  # type: ignore[union-attr]
+        with pytest.raises(MCPError) as missing:
+            await session.read_resource("memvault://memory/decision/nothing.md")
+        assert missing.value.error.code == INVALID_PARAMS
+        assert missing.value.error.message.startswith("no memory 'decision/nothing.md'")
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["memvault://memory/{+id}"]

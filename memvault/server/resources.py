@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from ..briefing import build_briefing
 from ..config import ContextSettings
-from ..errors import MemvaultError
+from ..errors import MemvaultError, NotFound
 from ..markdown import first_line
 from ..vault import VaultService
 
@@ -32,9 +32,10 @@ class Resources:
                 "The session briefing (get_context with no scope).",
             ),
             (
-                "memvault://memory/{id}",
+                "memvault://memory/{+id}",
                 self.memory,
-                "One memory's markdown file, by id, path or slug.",
+                "One memory's markdown file, by id, path (decision/payment-retries.md, its "
+                "slashes as they are) or slug.",
             ),
             (
                 "memvault://recent",
@@ -51,8 +52,11 @@ class Resources:
         return build_briefing(self.vault, None, 2000, self.settings).text
 
     def memory(self, id: str) -> str:
+        """A memory's file; a memory that does not exist is the protocol's "not found"."""
         try:
             return self.vault.file_text(id)
+        except NotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from exc
         except MemvaultError as exc:
             raise ResourceError(str(exc)) from exc
 
