@@ -135,7 +135,7 @@ CLI_READS = [
         ["read", "ops/outage.md", "--format", "json"], 0, "Payments outage", id="read-json"
     ),
     pytest.param(["list"], 0, "Deploy order", id="list"),
-    pytest.param(["list", "--archived"], 0, "0 of 0", id="list-archived"),
+    pytest.param(["list", "--archived"], 0, "No memories.", id="list-archived"),
     pytest.param(["stats"], 0, "memories", id="stats"),
     pytest.param(["check"], 1, "broken link: hand.md -> [[old-name", id="check"),
     pytest.param(["export"], 0, "Payments outage", id="export-json"),
