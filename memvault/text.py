@@ -10,7 +10,7 @@ from . import clock
 from .markdown import to_plain
 from .model import Memory
 from .records import NoteRow, SearchHit, SearchPage
-from .words import count
+from .words import memories
 
 # How read_mem and `memvault read` give a memory.
 ReadFormat = Literal["markdown", "plain", "json"]
@@ -36,7 +36,7 @@ def links_removed(changed: list[str]) -> str:
     """What a delete did to the links of other memories, as both faces say it."""
     if not changed:
         return "no other memory linked to it"
-    return f"links to it removed from {count(len(changed), 'memory', 'memories')}"
+    return f"links to it removed from {memories(len(changed))}"
 
 
 def hit_line(hit: SearchHit) -> str:
@@ -71,11 +71,11 @@ def search_heading(page: SearchPage, query: str, offset: int = 0) -> str:
     if page.total == 0:
         return f"No memories match {query!r}."
     verb = "matches" if page.total == 1 else "match"
-    matched = count(page.total, "memory", "memories")
+    matched = memories(page.total)
     return f"{matched} {verb} {query!r}{_showing(len(page.results), page.total, offset)}."
 
 
 def list_heading(shown: int, total: int, offset: int) -> str:
     """The line above a page of listed memories: how many there are, and which are shown."""
-    listed = count(total, "memory", "memories")
+    listed = memories(total)
     return f"{listed[0].upper()}{listed[1:]}{_showing(shown, total, offset)}."

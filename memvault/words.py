@@ -70,3 +70,8 @@ def count(n: int, one: str, many: str | None = None, none: str | None = None) ->
     if n == 0:
         return none if none is not None else f"no {many}"
     return f"{n:,} {one if n == 1 else many}"
+
+
+def memories(n: int, none: str | None = None) -> str:
+    """`n` memories: "1 memory", "3 memories", "no memories" (or `none`)."""
+    return count(n, "memory", "memories", none)

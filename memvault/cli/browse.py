@@ -9,7 +9,7 @@ import click
 from ..briefing import build_briefing
 from ..records import SearchMode
 from ..text import hit_line, list_heading, note_line, search_heading
-from ..words import count
+from ..words import memories
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
 from .terminal import show
 
@@ -104,7 +104,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(figures)
         return
-    click.echo(f"{count(figures.memories, 'memory', 'memories')}, {figures.bytes:,} bytes")
+    click.echo(f"{memories(figures.memories)}, {figures.bytes:,} bytes")
     for name, counts in (
         ("by category", figures.by_category),
         ("by scope", figures.by_scope),
@@ -114,6 +114,5 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     never = figures.never_used
     shown = ", ".join(never[:10]) + ("..." if len(never) > 10 else "")
     click.echo(
-        f"never used: {count(len(never), 'memory', 'memories', none='none')}"
-        + (f" ({shown})" if never else "")
+        f"never used: {memories(len(never), none='none')}" + (f" ({shown})" if never else "")
     )

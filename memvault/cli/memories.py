@@ -8,7 +8,7 @@ from ..errors import Invalid
 from ..markdown import BodyEdit
 from ..session_notes import save_session_notes
 from ..text import ReadFormat, links_removed, plain_text
-from ..words import count
+from ..words import memories
 from . import EXIT_ERROR, emit, json_option, main, read_content, service, tag_option
 from .terminal import confirmed, show
 
@@ -253,5 +253,5 @@ def session_notes(
 
         emit(SessionOut.of(notes))
     else:
-        linked = count(len(notes.linked), "memory", "memories", none="no other memory")
+        linked = memories(len(notes.linked), none="no other memory")
         click.echo(f"{notes.memory.id}  {notes.memory.path} (linked with {linked})")

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 import click
 
 from ..records import CheckReport, Maintenance, SemanticStatus, Skipped
-from ..words import count
+from ..words import count, memories
 from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
 from .terminal import with_progress
 
@@ -145,7 +145,7 @@ def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
     if as_json:
         emit(Maintenance(archived=moved))
     else:
-        archived = count(len(moved), "memory", "memories", none="nothing (none has expired)")
+        archived = memories(len(moved), none="nothing (none has expired)")
         click.echo(f"archived {archived}" + "".join(f"\n  {p}" for p in moved))
 
 
@@ -181,7 +181,7 @@ def import_(ctx: click.Context, file: TextIO, as_json: bool) -> None:
         emit(report)
     else:
         click.echo(
-            f"created {count(len(report.created), 'memory', 'memories')}, "
+            f"created {memories(len(report.created))}, "
             f"{len(report.unchanged):,} unchanged, {count(len(report.conflicts), 'conflict')}"
         )
         for conflict in report.conflicts:

@@ -12,7 +12,7 @@ from ..config import ContextSettings
 from ..output import ContextOut, DateOut, SessionOut
 from ..session_notes import save_session_notes
 from ..vault import VaultService
-from ..words import count
+from ..words import memories
 from .common import READ, WRITE, ToolGroup, reply, tool, tool_errors
 
 
@@ -64,7 +64,7 @@ class ContextTools(ToolGroup):
                 self.vault, summary, highlights, next_steps, decisions, scope
             )
         memory = notes.memory
-        linked = count(len(notes.linked), "memory", "memories", none="no other memory")
+        linked = memories(len(notes.linked), none="no other memory")
         text = f"Saved {memory.title!r} ({memory.path}), linked with {linked}."
         if notes.unresolved:
             text += f" Not found: {', '.join(notes.unresolved)}."
