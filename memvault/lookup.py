@@ -14,6 +14,7 @@ from .index import Index
 from .model import Memory
 from .records import Filter, Recall, Snapshot, Suggestion
 from .store import VaultStore
+from .words import Part, command
 
 SUGGESTIONS = 5
 
@@ -122,15 +123,17 @@ class Lookup:
         return suggestions
 
     def not_found(self, identifier: str, suggestions: list[Suggestion]) -> NotFound:
-        hint = (
-            "; did you mean "
-            + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions[:3])
-            + "?"
+        hint: tuple[Part, ...] = (
+            (
+                "; did you mean "
+                + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions[:3])
+                + "?",
+            )
             if suggestions
-            else "; search for it with search_mem or `memvault search`"
+            else ("; search for it with ", command("search_mem", "search"))
         )
         return NotFound(
-            f"no memory {identifier!r}{hint}",
+            (f"no memory {identifier!r}", *hint),
             [(s.path, s.title, s.score) for s in suggestions],
         )
 

@@ -23,6 +23,9 @@ def anyio_backend() -> str:
 
 
 def test_cli_errors_name_cli_options_and_commands(vault_dir: Path) -> None:
+    assert run(vault_dir, "read", "nothing-here")[2] == (
+        "error: no memory 'nothing-here'; search for it with `memvault search`\n"
+    )
     assert run(vault_dir, "write", "--title", "Deploy order", "Migrations first, twice.")[0] == 0
     code, _, err = run(vault_dir, "write", "--title", "Deploy order", "Other text.")
     assert code == 1
@@ -43,6 +46,8 @@ def test_cli_errors_name_cli_options_and_commands(vault_dir: Path) -> None:
 async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
         error = partial(tool_error, session)
+        missing = await error("read_mem", {"identifier": "nothing-here"})
+        assert missing.endswith("no memory 'nothing-here'; search for it with search_mem")
         await session.call_tool("write_mem", {"title": "Deploy order", "content": "a b a"})
         duplicate = await error("write_mem", {"title": "Deploy order", "content": "Other."})
         assert "edit it with edit_mem, or pass allow_duplicate=true to keep both" in duplicate
