@@ -43,6 +43,24 @@ def test_cli_errors_name_cli_options_and_commands(vault_dir: Path) -> None:
     assert code == 1 and err.startswith("error: --expires-at 'soon' is not an ISO date")
 
 
+def test_cli_usage_errors_are_one_line_with_where_the_help_is(vault_dir: Path) -> None:
+    for args, line in [
+        (
+            ["search", "x", "--limit", "0"],
+            "Invalid value for '--limit': 0 is not in the range 1<=x<=1000"
+            " (see `memvault search --help`)",
+        ),
+        (["write", "x"], "Missing option '--title' (see `memvault write --help`)"),
+        (
+            ["--stale-days", "-1", "list"],
+            "Invalid value for '--stale-days': -1.0 is not in the range x>0"
+            " (see `memvault --help`)",
+        ),
+    ]:
+        code, out, err = run(vault_dir, *args)
+        assert (code, out, err) == (2, "", f"error: {line}\n")
+
+
 async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
         error = partial(tool_error, session)

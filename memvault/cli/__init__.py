@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -27,14 +27,38 @@ from .terminal import stdin_text, with_progress
 EXIT_ERROR = 1
 
 
+class UsageLine(click.UsageError):
+    """Bad options or arguments, on one line with where the help is (click prints the usage,
+    a hint and the error on four)."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        command = self.ctx.command_path if self.ctx else "memvault"
+        reason = self.format_message().rstrip(".")
+        click.echo(f"error: {reason} (see `{command} --help`)", err=True)
+
+
 class Face(click.Group):
     """Turns every failure into one line on stderr and a non-zero exit, without a traceback
-    (`--debug` shows it): a memvault error says what to do next; anything else is an internal
-    error, given with its reason."""
+    (`--debug` shows it): a memvault error says what to do next; bad options say what is
+    wrong with them; anything else is an internal error, given with its reason."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise UsageLine(exc.format_message(), exc.ctx) from exc
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise UsageLine(exc.format_message(), exc.ctx) from exc
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
@@ -53,7 +77,7 @@ def failure_line(error: Exception) -> str:
     return f"internal error ({reason}); run again with --debug for the traceback, and report it"
 
 
-@click.group(cls=Face, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="memvault", cls=Face, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--vault",
     "--notestore_path",
