@@ -8,16 +8,23 @@ for a long time (flagged, so the assistant can verify or correct them).
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 
 from . import clock
 from .config import ContextSettings
 from .errors import MemvaultError
 from .markdown import first_line
 from .records import Briefing, BriefingItem, Filter, NoteRow
+from .secret_scan import redacted
 from .vault import VaultService
 
 CHARS_PER_TOKEN = 4
 MAX_ITEMS = 40
+LEAD_LIMIT = 200
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+# Up to the first full stop, question or exclamation mark that ends a sentence.
+_SENTENCE = re.compile(r"(.+?[.!?])(?=\s|$)")
 
 
 def estimate_tokens(text: str) -> int:
@@ -27,14 +34,16 @@ def estimate_tokens(text: str) -> int:
 
 def build_briefing(
     vault: VaultService,
-    scope: str | None = None,
+    scope: str | Sequence[str] | None = None,
     max_tokens: int = 2000,
     settings: ContextSettings | None = None,
 ) -> Briefing:
-    """A compact markdown briefing that fits `max_tokens`; each included memory counts a use."""
+    """A compact markdown briefing that fits `max_tokens`, of one scope or several (with the
+    global memories); each included memory counts a use."""
     settings = settings or ContextSettings()
-    header = "# Memory briefing" + (f" for {scope}" if scope else "") + "\n"
-    sections = _sections(vault, scope, settings)
+    scopes = Filter.of(scope=scope).scopes
+    header = "# Memory briefing" + (f" for {', '.join(scopes)}" if scopes else "") + "\n"
+    sections = _sections(vault, scopes, settings)
     lines = [header]
     items: list[BriefingItem] = []
     seen: set[str] = set()
@@ -60,48 +69,73 @@ def build_briefing(
 
 
 def _sections(
-    vault: VaultService, scope: str | None, settings: ContextSettings
+    vault: VaultService, scopes: tuple[str, ...], settings: ContextSettings
 ) -> list[tuple[str, list[NoteRow]]]:
     sections: list[tuple[str, list[NoteRow]]] = []
     for category in settings.always:
-        rows, _ = vault.list_memories(Filter(category=category, scope=scope), "usage", MAX_ITEMS)
+        rows, _ = vault.list_memories(Filter(category=category, scope=scopes), "usage", MAX_ITEMS)
         sections.append((f"Always ({category})", rows))
-    if scope:
-        rows, _ = vault.list_memories(Filter(scope=scope, only_scope=True), "updated", MAX_ITEMS)
-        sections.append((f"Scope: {scope}", rows))
-    recent, _ = vault.list_memories(Filter(scope=scope), "updated", MAX_ITEMS)
+    for one in scopes:
+        rows, _ = vault.list_memories(Filter(scope=one, only_scope=True), "updated", MAX_ITEMS)
+        sections.append((f"Scope: {one}", rows))
+    recent, _ = vault.list_memories(Filter(scope=scopes), "updated", MAX_ITEMS)
     fresh = [r for r in recent if (clock.days_since(r.updated_at) or 0) <= settings.recent_days]
     sections.append((f"Changed in the last {settings.recent_days:g} days", fresh))
-    oldest, _ = vault.list_memories(Filter(scope=scope), "reviewed", MAX_ITEMS)
-    stale = [r for r in oldest if _stale(r, settings)]
+    stale = stale_memories(vault, scopes, settings)
     sections.append(
         (f"Not reviewed for {settings.stale_days:g}+ days (verify_mem if still true)", stale)
     )
     return sections
 
 
-def _reviewed(row: NoteRow) -> str | None:
+def stale_memories(
+    vault: VaultService,
+    scope: str | tuple[str, ...] | None,
+    settings: ContextSettings,
+    limit: int = MAX_ITEMS,
+) -> list[NoteRow]:
+    """The memories nobody has reviewed for `settings.stale_days` or more, oldest first."""
+    oldest, _ = vault.list_memories(Filter(scope=scope), "reviewed", limit)
+    return [row for row in oldest if _stale(row, settings)]
+
+
+def reviewed(row: NoteRow) -> str | None:
+    """When a memory was last reviewed: its review time, else when it was made or changed."""
     return row.last_reviewed or row.created_at or row.updated_at
 
 
 def _stale(row: NoteRow, settings: ContextSettings) -> bool:
-    days = clock.days_since(_reviewed(row))
+    days = clock.days_since(reviewed(row))
     return days is not None and days >= settings.stale_days
 
 
 def _item(
     vault: VaultService, row: NoteRow, section: str, settings: ContextSettings
 ) -> BriefingItem:
+    """One memory's briefing entry; a secret its title or text holds shows redacted."""
     stale = _stale(row, settings)
     first = _first_line(vault, row.path)
-    flag = f" [not reviewed {clock.age(_reviewed(row))}]" if stale else ""
+    flag = f" [not reviewed {clock.age(reviewed(row))}]" if stale else ""
     where = f"{row.category}, " if row.category else ""
-    line = f"**{row.title}** ({where}{row.age}, id {row.id}){flag}: {first}"
-    return BriefingItem(row.id, row.title, row.path, row.category, section, row.age, stale, line)
+    title = redacted(row.title)
+    line = redacted(f"**{title}** ({where}{row.age}, id {row.id}){flag}: {first}")
+    return BriefingItem(row.id, title, row.path, row.category, section, row.age, stale, line)
 
 
 def _first_line(vault: VaultService, path: str) -> str:
+    """The memory's lead (see `lead`), or nothing for a file gone since the listing."""
     try:
-        return first_line(vault.get(path).body)
+        return lead(vault.get(path).body)
     except MemvaultError:  # a file gone since the listing: the briefing goes on without it
         return ""
+
+
+def lead(body: str) -> str:
+    """A body's first sentence, from its first line of text that is not a heading (a
+    session's notes start with "## Summary"); its first line when all are headings."""
+    for line in body.splitlines():
+        text = _LIST_MARK.sub("", line.strip())
+        if text and not text.startswith("#"):
+            sentence = _SENTENCE.match(text)
+            return (sentence.group(1) if sentence else text)[:LEAD_LIMIT]
+    return first_line(body, LEAD_LIMIT)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .model import Limits
+from .policies import Policies
 
 DEFAULT_VAULT = Path("memories")
 # memvault's own folder inside the vault (index, lock, journal); a dot-folder Obsidian ignores.
@@ -38,6 +39,12 @@ class Settings:
     embed_model: str | None = None
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
+    policies: Policies = field(default_factory=Policies)
+
+    @property
+    def state_dir(self) -> Path:
+        """memvault's folder inside the vault: the index, the lock, the journal, the policies."""
+        return Path(self.vault).expanduser() / STATE_DIR
 
     @property
     def index_file(self) -> Path:
@@ -45,7 +52,7 @@ class Settings:
         or, when memvault cannot write there (a read-only vault), in the user's cache folder."""
         if self.index_path is not None:
             return Path(self.index_path).expanduser()
-        state = Path(self.vault).expanduser() / STATE_DIR
+        state = self.state_dir
         return state / INDEX_FILE if _writable(state) else cached_index(Path(self.vault))
 
 

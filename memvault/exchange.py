@@ -11,6 +11,7 @@ from .errors import Invalid, MemvaultError
 from .model import Memory, path_problem
 from .output import LinkEnd, MemoryOut, distinct_targets
 from .records import Filter, ImportReport, Recall, Usage
+from .secret_scan import SecretPolicy
 from .vault import VaultService
 
 FORMAT = "memvault-export/1"
@@ -78,10 +79,13 @@ def load(text: str) -> list[dict[str, Any]]:
     return records
 
 
-def import_records(vault: VaultService, records: list[dict[str, Any]]) -> ImportReport:
+def import_records(
+    vault: VaultService, records: list[dict[str, Any]], secrets: SecretPolicy = "refuse"
+) -> ImportReport:
     """Create each memory whose id is new; report one whose id exists with other content as a
     conflict (nothing is overwritten); skip one that is already here as it is. A record whose
-    path could never be a memory's is refused before anything is written."""
+    path could never be a memory's is refused before anything is written. One holding a
+    secret is a conflict too, unless `secrets="redact"`."""
     _check_paths(records)
     report = ImportReport()
     for record in records:
@@ -101,7 +105,7 @@ def import_records(vault: VaultService, records: list[dict[str, Any]]) -> Import
                 )
             continue
         try:
-            created = vault.restore(record)
+            created = vault.restore(record, secrets)
         except MemvaultError as exc:
             report.conflicts.append(
                 {"id": memory_id, "path": str(record.get("path")), "reason": str(exc)}

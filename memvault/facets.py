@@ -21,7 +21,7 @@ import string
 from collections.abc import Iterable
 from functools import lru_cache
 
-from .model import archived
+from .model import archived, category_spellings
 
 COLUMN = "facets"
 MARK = "\ue000"
@@ -40,27 +40,28 @@ def note_facets(folder: str, tags: Iterable[str], scope: str | None) -> str:
 
 
 def filter_terms(
-    category: str | None,
+    categories: Iterable[str],
     tags: Iterable[str],
-    scope: str | None,
+    scopes: Iterable[str],
     only_scope: bool,
     archived_only: bool | None,
 ) -> tuple[list[str], str | None]:
     """(FTS5 terms a note must match, term it must not match) for a filter's arguments.
 
-    `category` is compared lower-cased (as search_sql.filter_sql does); tags and scope ASCII-folded.
+    A note passes with any of the `categories` (each in every spelling `category_spellings`
+    gives, compared lower-cased as search_sql.filter_sql does), every tag, and any of the
+    `scopes` (or none: global) unless `only_scope`; tags and scopes are ASCII-folded.
     `archived_only`: True keeps archived notes only, False leaves them out, None keeps all.
     """
     required = []
-    if category:
-        required.append(_term(_token("category", category.strip("/").lower())))
+    folders = [name for category in categories for name in category_spellings(category)]
+    if folders:
+        required.append(_any([_token("category", folder) for folder in folders]))
     for tag in tags:
         required.append(_term(_token("tag", _fold(tag.strip().lstrip("#")))))
-    if scope:
-        wanted = _token("scope", _fold(scope))
-        required.append(
-            _term(wanted) if only_scope else f'{COLUMN} : ("{wanted}" OR "{_token("global", "")}")'
-        )
+    wanted = [_token("scope", _fold(scope)) for scope in scopes]
+    if wanted:
+        required.append(_any(wanted if only_scope else [*wanted, _token("global", "")]))
     archived_term = _term(_token("archived", ""))
     if archived_only:
         required.append(archived_term)
@@ -90,3 +91,12 @@ def _token(kind: str, value: str) -> str:
 
 def _term(token: str) -> str:
     return f'{COLUMN} : "{token}"'
+
+
+def _any(tokens: list[str]) -> str:
+    """The term a note matches with any of `tokens` (with one, the plain term)."""
+    unique = list(dict.fromkeys(tokens))
+    if len(unique) == 1:
+        return _term(unique[0])
+    alternatives = " OR ".join(f'"{token}"' for token in unique)
+    return f"{COLUMN} : ({alternatives})"

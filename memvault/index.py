@@ -20,8 +20,9 @@ import math
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from .document import parse_document
 from .errors import TooSlow
 from .markdown import Link
 from .model import VERSION_LENGTH, Memory, content_hash, memory_from
+from .ranking import relevance
 from .records import (
     FileInfo,
     Filter,
@@ -54,15 +56,20 @@ from .schema import (
 from .search_sql import (
     ARCHIVED,
     NOTE_OF_ROW,
+    PAGE_ROW,
+    PAGE_TABLE,
     SORTS,
     SearchPlan,
     Statement,
     count_sql,
     filter_sql,
     matches_sql,
+    page_held_sql,
     search_plan,
     search_sql,
+    sections_sql,
     snippet_text,
+    word_groups,
 )
 from .tally import Tally, Uses, merged
 
@@ -77,15 +84,19 @@ PROGRESS_STEPS = 10_000
 # Uses are saved when this many memories have unsaved ones, or the oldest is this old.
 FLUSH_MEMORIES = 500
 FLUSH_SECONDS = 30.0
+# A hit's relevance reads this many characters of its note at most (a few sections).
+RELEVANCE_CHARS = 200_000
 
 
 @dataclass
 class Match:
-    """A note a query ranked (bm25, lower is better), with the snippet to show for it."""
+    """A note a query ranked (lower is better: bm25, or a fused or cosine score negated), with
+    the snippet to show for it and, when semantic search found it, its cosine similarity."""
 
     rowid: int
     rank: float
     snippet: str
+    similarity: float = 0.0
 
 
 @dataclass
@@ -98,6 +109,11 @@ class _Connection:
     def late(self) -> int:
         """The progress handler: non-zero stops the statement running (SQLITE_INTERRUPT)."""
         return int(time.monotonic() > self.deadline)
+
+
+# How stats name a note's category and scope: '(none)' and '(global)' when it has none.
+_CATEGORY_KEY = "CASE folder WHEN '' THEN '(none)' ELSE folder END"
+_SCOPE_KEY = "coalesce(scope, '(global)')"
 
 
 class Index:
@@ -396,6 +412,11 @@ class Index:
     def stem_taken(self, stem: str) -> bool:
         return bool(self.query("SELECT 1 FROM notes WHERE stem_key = ?", (stem.lower(),)))
 
+    def stem_paths(self, stem: str) -> list[str]:
+        """The paths of the notes whose file name is `stem` (ignoring case)."""
+        sql = "SELECT path FROM notes WHERE stem_key = ? ORDER BY path"
+        return [row[0] for row in self.query(sql, (stem.lower(),))]
+
     def names(self, where: Filter = Filter(archived=None)) -> list[tuple[str, str]]:
         """(path, name) for every title, file name and alias, for fuzzy recall."""
         sql_where, params = filter_sql(where, clock.now_iso())
@@ -453,8 +474,8 @@ class Index:
         ranked = self._matches(plan, wanted, now)
         total = len(ranked)
         if total == wanted:
-            total = int(self.query(*count_sql(plan.loose, plan.live, now))[0][0])
-        return SearchPage(self.hits(ranked[max(offset, 0) : wanted]), total)
+            total = int(self.query(*count_sql(plan.loose, plan.live, now, plan.period))[0][0])
+        return SearchPage(self.hits(ranked[max(offset, 0) : wanted], plan.text), total)
 
     def candidates(self, text: str, where: Filter, limit: int) -> list[Match]:
         """The best `limit` full-text matches in search order, for a hybrid search to fuse."""
@@ -466,14 +487,17 @@ class Index:
 
     def _matches(self, plan: SearchPlan, wanted: int, now: str) -> list[Match]:
         if plan.strict == plan.loose:
-            return self._ranked(search_sql(plan.loose, plan.live, wanted, now))
+            return self._ranked(search_sql(plan.loose, plan.live, wanted, now, (), plan.period))
         # A note has the same bm25 in both queries (same phrases), so when fewer than a page
         # have every word, one ranking of the loose query puts those first: bm25's statistics
         # are gathered once, not once per pass.
-        every = [int(r[0]) for r in self.query(*matches_sql(plan.strict, plan.live, wanted, now))]
+        every = [
+            int(r[0])
+            for r in self.query(*matches_sql(plan.strict, plan.live, wanted, now, plan.period))
+        ]
         first = () if len(every) == wanted else every
         expression = plan.strict if len(every) == wanted else plan.loose
-        return self._ranked(search_sql(expression, plan.live, wanted, now, first))
+        return self._ranked(search_sql(expression, plan.live, wanted, now, first, plan.period))
 
     def admitted(self, where: Filter) -> tuple[set[int] | None, set[int]]:
         """The notes `where` lets through, for a search that is not an FTS5 query (semantic):
@@ -492,10 +516,14 @@ class Index:
             Match(int(r[0]), float(r[1]), snippet_text(r[2], r[3])) for r in self.query(*statement)
         ]
 
-    def hits(self, page: list[Match]) -> list[SearchHit]:
-        """The page's matches with what the index knows of each note."""
+    def hits(self, page: list[Match], query: str) -> list[SearchHit]:
+        """The page's matches with what the index knows of each note, and their relevance to
+        `query` (ranking.py): the share of its word groups each note holds, or its cosine
+        similarity when higher."""
         if not page:
             return []
+        groups = word_groups(query)
+        held = self._groups_held(page, groups) if groups else Counter[int]()
         marks = ", ".join("?" for _ in page)
         rows = self.query(
             f"SELECT n.rowid AS hit, {_NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
@@ -518,10 +546,30 @@ class Index:
                 last_reviewed=note.last_reviewed,
                 scope=note.scope,
                 age=note.age,
+                relevance=relevance(held[match.rowid], len(groups), match.similarity),
             )
             for match in page
             if (note := notes.get(match.rowid)) is not None
         ]
+
+    def _groups_held(self, page: list[Match], groups: list[str]) -> Counter[int]:
+        """How many of the word groups each note of the page holds, matched in a scratch
+        FTS5 table of the page's text (search_sql.PAGE_TABLE), the first RELEVANCE_CHARS
+        characters of each note."""
+        with closing(sqlite3.connect(":memory:")) as scratch:
+            scratch.execute(PAGE_TABLE)
+            for match in page:
+                budget = RELEVANCE_CHARS
+                for row in self.query(*sections_sql(match.rowid)):
+                    if budget <= 0:
+                        break
+                    scratch.execute(PAGE_ROW, tuple(row))
+                    budget -= len(row[4])
+            return Counter(
+                int(found[0])
+                for group in groups
+                for found in scratch.execute(*page_held_sql(group))
+            )
 
     def list_notes(
         self, where: Filter = Filter(), sort: str = "updated", limit: int = 50, offset: int = 0
@@ -614,11 +662,30 @@ class Index:
         )
         return [r[0] for r in rows]
 
+    def unused(self, before: str) -> list[tuple[str, str | None]]:
+        """(path, category) of the live memories last used, changed and made before `before`
+        (none used since in this process either)."""
+        unsaved = self.uses.snapshot()
+        rows = self.query(
+            "SELECT n.path, n.folder, n.id FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            f" WHERE NOT {ARCHIVED} AND max(coalesce(n.updated_at, ''),"
+            " coalesce(n.created_at, ''), coalesce(u.last_access, '')) < ? ORDER BY n.path",
+            (before,),
+        )
+        return [(r[0], r[1] or None) for r in rows if r[2] not in unsaved]
+
     def stats(self) -> Stats:
         """Counts by category, scope and tag; never-used memories; files and bytes."""
 
         def counts(sql: str) -> dict[str, int]:
             return {str(r[0]): int(r[1]) for r in self.query(sql)}
+
+        def sizes(key: str) -> dict[str, int]:
+            """Bytes of the notes by `key`, in the order of the counts (most notes first)."""
+            return counts(
+                f"SELECT {key}, coalesce(sum(size), 0) FROM notes GROUP BY 1"
+                " ORDER BY count(*) DESC, 1"
+            )
 
         unsaved = self.uses.snapshot()
         never = self.query(
@@ -630,17 +697,17 @@ class Index:
             memories=int(totals[0]),
             bytes=int(totals[1]),
             by_category=counts(
-                "SELECT CASE folder WHEN '' THEN '(none)' ELSE folder END, count(*) FROM notes"
-                " GROUP BY 1 ORDER BY 2 DESC, 1"
+                f"SELECT {_CATEGORY_KEY}, count(*) FROM notes GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
             by_scope=counts(
-                "SELECT coalesce(scope, '(global)'), count(*) FROM notes GROUP BY 1"
-                " ORDER BY 2 DESC, 1"
+                f"SELECT {_SCOPE_KEY}, count(*) FROM notes GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
             by_tag=counts(
                 "SELECT lower(tag), count(DISTINCT note) FROM tags GROUP BY 1 ORDER BY 2 DESC, 1"
             ),
             never_used=[r[0] for r in never if r[1] not in unsaved],
+            bytes_by_category=sizes(_CATEGORY_KEY),
+            bytes_by_scope=sizes(_SCOPE_KEY),
         )
 
     def dangling(self) -> list[tuple[str, str]]:

@@ -1,7 +1,9 @@
 """LinkService: keeps links between memories bidirectional and never leaves one broken.
 
-`link`/`unlink` edit both memories' `## Related` lists; a rename rewrites every inbound link
-(keeping its text, heading and block parts); a delete removes every inbound link. It only
+`link`/`unlink` edit both memories' `## Related` lists, naming each other as Obsidian resolves
+(the file name, or the path when the name is not unique); a rename rewrites every inbound link
+(keeping the words it showed, its heading and block parts); a delete removes every inbound link,
+leaving its words in prose. It only
 rewrites links: files are written by the write layer (writer.py). Callers hold the vault lock.
 """
 
@@ -20,7 +22,6 @@ from .journal import Journal
 from .markdown import (
     Link,
     add_related,
-    format_link,
     related_links,
     remove_related,
     rewrite_links,
@@ -29,6 +30,7 @@ from .markdown import (
 )
 from .model import Memory
 from .records import LinkChange
+from .relink import Renamed, moved, retitled, shows_old_title
 from .rows import link_key, link_keys
 from .store import VaultStore
 from .writer import Rewrite, Writer
@@ -49,8 +51,8 @@ class LinkService:
             raise Invalid("a memory cannot link to itself; pick two different memories")
         source, _doc = self._store.read(source_path)
         target, _doc = self._store.read(target_path)
-        written = wikilink(target.stem, text or target.title)
-        back = wikilink(source.stem, source.title)
+        written = wikilink(self._name(target_path), text or target.title)
+        back = wikilink(self._name(source_path), source.title)
         source, source_changed = self._writer.edit_body(
             source_path, lambda m: self._add(m, target_path, written)
         )
@@ -79,9 +81,9 @@ class LinkService:
         )
 
     def move(self, change: Rewrite, new_path: str) -> Memory:
-        """Move a memory to `new_path` with its new body and fields (by the write layer), then
-        point every inbound link at it. A journal entry written first lets `recover` finish
-        the job after a crash."""
+        """Move a memory to `new_path` (or retitle it in place) with its new body and fields
+        (by the write layer), then point every inbound link at it. A journal entry written
+        first lets `recover` finish the job after a crash."""
         memory = change.memory
         inbound = self._index.backlinks(memory.path)
         sources = sorted({new_path if row.source == memory.path else row.source for row in inbound})
@@ -94,12 +96,17 @@ class LinkService:
             "keys": _keys_of(memory),
             "sources": sources,
             "pointing": pointing,
+            "title": memory.title,
+            "new_title": str(change.fields.get("title", memory.title)),
         }
         name = self._journal.add(entry)
-        moved = self._writer.move(change, new_path)
+        if new_path == memory.path:
+            done = self._writer.save(new_path, change.doc, change.body, change.fields, change.base)
+        else:
+            done = self._writer.move(change, new_path)
         self._retarget(entry)
         self._journal.done(name)
-        return moved
+        return done
 
     def recover(self) -> list[str]:
         """Finish renames a crash interrupted: point their inbound links at the new file."""
@@ -116,24 +123,36 @@ class LinkService:
     def _retarget(self, entry: dict[str, Any]) -> None:
         """Rewrite links in the entry's sources that named the old file and now resolve nowhere,
         or to another note than the moved one (`archive/ops/outage.md` was there before
-        `ops/outage.md` was archived as `outage-2.md`): those the entry says pointed at it."""
+        `ops/outage.md` was archived as `outage-2.md`): those the entry says pointed at it.
+        Related items that showed the old title show the new one."""
         keys = set(entry["keys"])
+        title = str(entry.get("title", ""))
+        renamed = Renamed(entry["old"], title, str(entry.get("new_title", title)))
+        name = self._name(entry["new"])
         for source in entry["sources"]:
             if self._store.stat(source) is None:
                 continue
             pointed = set(entry.get("pointing", {}).get(source, ()))
 
-            def retarget(
-                link: Link, source: str = source, pointed: set[str] = pointed
-            ) -> str | None:
-                if not _names(source, link, keys):
-                    return None
-                now = self._index.resolve_link(source, link)
-                if now == entry["new"] or (now is not None and link.target not in pointed):
-                    return None
-                return format_link(link, _new_target(link, source, entry["new"]))
+            def retarget(memory: Memory, source: str = source, pointed: set[str] = pointed) -> str:
+                """The source's body with its links to the renamed note rewritten."""
+                items = {link.start for link in related_links(memory.body)}
 
-            self._writer.edit_body(source, partial(_rewritten, retarget))
+                def fix(link: Link) -> str | None:
+                    if not _names(source, link, keys):
+                        return None
+                    now = self._index.resolve_link(source, link)
+                    item = link.start in items
+                    if now == entry["new"] or (now is not None and link.target not in pointed):
+                        if item and now == entry["new"] and shows_old_title(link, renamed):
+                            return retitled(link, link.target, renamed.new_title)
+                        return None
+                    target = _new_target(link, source, entry["new"], name)
+                    return moved(memory.body, link, target, renamed, item)
+
+                return rewrite_links(memory.body, fix)
+
+            self._writer.edit_body(source, retarget)
 
     def remove_inbound(self, path: str) -> list[str]:
         """Take every link to `path` out of other memories: list items go, prose keeps the text."""
@@ -156,10 +175,17 @@ class LinkService:
         for source, target in self.one_sided():
             if self._store.read(target)[1].writable:
                 back, _doc = self._store.read(source)
-                written = wikilink(back.stem, back.title)
+                written = wikilink(self._name(source), back.title)
                 self._writer.edit_body(target, partial(self._add, other=source, written=written))
                 fixed.append((source, target))
         return fixed
+
+    def _name(self, path: str) -> str:
+        """How a wikilink names the note at `path` so that Obsidian resolves it too: its file
+        name, or its path without `.md` when another note has that file name."""
+        if self._index.stem_paths(PurePosixPath(path).stem) in ([], [path]):
+            return PurePosixPath(path).stem
+        return path[:-3]
 
     def _sources(self, path: str) -> list[str]:
         return sorted({row.source for row in self._index.backlinks(path)} - {path})
@@ -184,11 +210,6 @@ class LinkService:
         )
 
 
-def _rewritten(fix: Callable[[Link], str | None], memory: Memory) -> str:
-    """The memory's body with its links rewritten by `fix`."""
-    return rewrite_links(memory.body, fix)
-
-
 def _unlinked(points: Callable[[Link], bool], memory: Memory) -> str:
     """The memory's body without the links `points` picks: list items go, prose keeps the text."""
     return unlink_inline(remove_related(memory.body, points), points)
@@ -210,11 +231,11 @@ def _names(source: str, link: Link, keys: set[str]) -> bool:
     return has_path and any(k.endswith("/" + key) for k in keys if "/" in k) and name in keys
 
 
-def _new_target(link: Link, source: str, new_path: str) -> str:
-    """How `link`, written in `source`, should name the file now at `new_path`."""
-    new = PurePosixPath(new_path)
+def _new_target(link: Link, source: str, new_path: str, name: str) -> str:
+    """How `link`, written in `source`, should name the file now at `new_path` (`name`: how a
+    wikilink names it, see `LinkService._name`)."""
     if link.kind == "markdown":
         return posixpath.relpath(new_path, PurePosixPath(source).parent.as_posix())
     keep_md = link.target.lower().endswith(".md")
-    name = new.as_posix() if "/" in link.target else new.name
-    return name if keep_md else name[:-3]
+    written = new_path[:-3] if "/" in link.target else name
+    return written + new_path[-3:] if keep_md else written

@@ -1,5 +1,5 @@
 """Finding a memory by the name a caller gives: exactly (id, path, file name, title, alias), or,
-for reads only, by a clear fuzzy match on its names with a confidence.
+for reads only, by a clear fuzzy match on its names (never its text) with a confidence.
 
 A near miss for `locate` is an error that lists suggestions, so no write or delete ever lands on
 a memory the caller did not name; `recall` may answer with the memory clearly meant.
@@ -14,7 +14,7 @@ from .index import Index
 from .model import Memory
 from .records import Filter, Recall, Snapshot, Suggestion
 from .store import VaultStore
-from .words import Part, command
+from .words import command
 
 SUGGESTIONS = 5
 
@@ -79,61 +79,55 @@ class Lookup:
         return memory
 
     def recall(self, identifier: str) -> Recall:
-        """The memory an identifier names, or, when none does exactly, the one it most likely
-        means if that one is clearly ahead (with its confidence); else NotFound listing the
-        candidates. `category:key` looks only in that category. Reads only: writes and deletes
-        use `locate`, which never guesses."""
+        """The memory an identifier names, or, when none does exactly, the one whose name it
+        clearly means (a typo, other word order, a missing word: at least `similar.TYPO` and
+        `similar.CLEAR_LEAD` ahead of the next), with its confidence; else NotFound listing the
+        candidates. Names only: a memory's text never makes it a match (search finds by text).
+        `category:key` looks only in that category. Reads only: writes use `locate`."""
         category, key = _split_category(identifier, self._index)
         exact = self.exact(identifier) if category is None else None
         if exact is not None:
             return Recall(self.read(exact), 1.0, "exact")
         suggestions = self.suggest(key, category=category)
-        if not suggestions:
-            raise self.not_found(identifier, suggestions)
-        best = suggestions[0]
-        lead = best.score - (suggestions[1].score if len(suggestions) > 1 else 0.0)
-        if best.score == 1.0 and lead > 0:
-            return Recall(self.read(best.path), 1.0, "exact")
-        good = best.score >= similar.TYPO or (
-            best.kind == "content" and best.score >= similar.CONTENT
-        )
-        if good and lead >= similar.CLEAR_LEAD:
-            return Recall(self.read(best.path), best.score, best.kind)
+        if suggestions:
+            best = suggestions[0]
+            lead = best.score - (suggestions[1].score if len(suggestions) > 1 else 0.0)
+            if best.score == 1.0 and lead > 0:
+                return Recall(self.read(best.path), 1.0, "exact")
+            if best.score >= similar.TYPO and lead >= similar.CLEAR_LEAD:
+                return Recall(self.read(best.path), best.score, "name")
         raise self.not_found(identifier, suggestions)
 
     def suggest(
         self, identifier: str, limit: int = SUGGESTIONS, category: str | None = None
     ) -> list[Suggestion]:
-        """Memories whose title, file name or alias is close to `identifier` (or whose text
-        mentions it, at a lower score), best first."""
+        """Memories whose title, file name or alias is close to `identifier`, best first, from
+        `similar.SUGGEST_FLOOR` up."""
         where = Filter(category=category, archived=None)
-        scored = dict(similar.closest(identifier, self._index.names(where), limit))
-        kinds = dict.fromkeys(scored, "name")
-        content = self._index.search(identifier, limit, 0, where).results
-        for rank, hit in enumerate(content):
-            score = round(similar.CONTENT - 0.05 * rank, 2)
-            if score > scored.get(hit.path, 0.0):
-                scored[hit.path], kinds[hit.path] = score, "content"
-        ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]
         suggestions = []
-        for path, score in ranked:
+        for path, score in similar.closest(identifier, self._index.names(where), limit):
             note = self._index.note(path)
             if note is not None:
-                suggestions.append(Suggestion(note.id, note.title, path, score, kinds[path]))
+                suggestions.append(Suggestion(note.id, note.title, path, score))
         return suggestions
 
     def not_found(self, identifier: str, suggestions: list[Suggestion]) -> NotFound:
-        hint: tuple[Part, ...] = (
-            (
-                "; did you mean "
-                + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions[:3])
-                + "?",
-            )
+        """The error for a name no memory has: the candidates by name with their confidence,
+        and where to look for a memory by what it says (search_mem to a tool's caller,
+        `memvault search` on the command line)."""
+        hint = (
+            "; did you mean "
+            + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions)
+            + "? Pass one of those exactly, or"
             if suggestions
-            else ("; search for it with ", command("search_mem", "search"))
+            else ";"
         )
         return NotFound(
-            (f"no memory {identifier!r}", *hint),
+            (
+                f"no memory {identifier!r}{hint} use ",
+                command("search_mem", "search"),
+                " to find memories by what they say",
+            ),
             [(s.path, s.title, s.score) for s in suggestions],
         )
 

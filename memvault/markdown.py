@@ -192,7 +192,7 @@ def wikilink(target: str, text: str | None = None) -> str:
     """A plain wikilink to a note, with display text when it differs from the target."""
     if text is None or text == target:
         return f"[[{target}]]"
-    return f"[[{target}|{_safe_text(text)}]]"
+    return f"[[{target}|{safe_link_text(text)}]]"
 
 
 def related_links(body: str, links: list[Link] | None = None) -> list[Link]:
@@ -285,7 +285,9 @@ def apply_edit(body: str, edit: BodyEdit) -> str:
     if edit.find is not None:
         body = _find_replace(body, edit.find, edit.replace, edit.expected_count)
     if edit.section is not None:
-        body = _replace_section(body, *edit.section)
+        heading, content = edit.section
+        body, items = _without_related(body, content, heading)
+        body = _add_items(body, items)
     if edit.prepend is not None:
         body = with_newline(edit.prepend) + body
     if edit.append is not None:
@@ -346,10 +348,39 @@ def _replace_section(body: str, heading: str, content: str) -> str:
     return body[:start] + heading_line + text + body[end:]
 
 
+def _without_related(body: str, content: str, heading: str) -> tuple[str, list[str]]:
+    """The body with `content` under `heading`; when the body has a `## Related` list of its
+    own outside that section, the content's list is taken out and its items returned."""
+    related = _related_span(content)
+    replaced = _replace_section(body, heading, content)
+    if related is None or heading.strip().lstrip("#").strip().lower() == "related":
+        return replaced, []
+    start, end = related
+    before = content[:start].rstrip("\n")
+    own = _replace_section(body, heading, (before + "\n" if before else "") + content[end:])
+    if _related_span(own) is None:
+        return replaced, []
+    lines = content[start:end].splitlines()[1:]
+    return own, [line.strip() for line in lines if _ITEM.match(line)]
+
+
+def _add_items(body: str, items: list[str]) -> str:
+    """The body with each Related list item in `items` (`- [[x|X]]`) that it lacks added."""
+    for item in items:
+        listed = {line.strip() for line in body.splitlines() if _ITEM.match(line)}
+        if item not in listed:
+            body = add_related(body, _ITEM.sub("", item, count=1))
+    return body
+
+
 def _append(body: str, text: str) -> str:
+    """The body with `text` as a paragraph of its own at the end, before the Related list."""
     related = _related_span(body)
     if related is None:
-        return with_newline(body) + text if body else text
+        if not body.strip("\n"):
+            return text
+        trailing = len(body) - len(body.rstrip("\n"))
+        return body + "\n" * max(0, 2 - trailing) + text
     start = related[0]
     before = body[:start].rstrip("\n")
     return (before + "\n\n" if before else "") + text + "\n" + body[start:]
@@ -379,7 +410,8 @@ def to_plain(body: str) -> str:
     return text
 
 
-def _safe_text(text: str) -> str:
+def safe_link_text(text: str) -> str:
+    """Text that can stand after a wikilink's `|`: no pipe, bracket or line break."""
     return text.replace("|", "-").replace("[", "(").replace("]", ")").replace("\n", " ")
 
 

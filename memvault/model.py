@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+import unicodedata
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,13 +28,17 @@ OWNED_KEYS = (
     "expires_at",
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029\ufeff]")
-_TAG_STRIP = "#, \t"
+_WORDS = re.compile(r"[^\W_]+")
 _DERIVED_ID = uuid.UUID("6f1c2a52-8f0e-4f54-9d1e-4c3b7a1d2e90")
 # memvault stamps updated_at just before writing; an mtime later than that by more than this
 # many seconds means someone else changed the file since (see memory_from).
 WRITE_SLACK = 2
 # The folder expired memories move to; they stay readable there, and out of searches.
 ARCHIVE = "archive"
+# Folder names Windows refuses (a category is a folder; slugs are lower-case).
+_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"{port}{n}" for port in ("com", "lpt") for n in range(10))]
+)
 # A memory's version is this many hex digits of its file's content hash.
 VERSION_LENGTH = 12
 
@@ -156,7 +161,8 @@ def check_content(content: str, limits: Limits) -> str:
 
 
 def clean_tags(tags: Any, limits: Limits) -> list[str]:
-    """Tags as Obsidian keeps them: no '#', no spaces, no duplicates, order kept."""
+    """Tags as Obsidian keeps them: a leading '#' dropped, no duplicates (ignoring case), order
+    kept; a tag Obsidian could not hold is refused (`tag_problem`), never renamed."""
     if tags is None:
         return []
     if isinstance(tags, str):
@@ -165,7 +171,8 @@ def clean_tags(tags: Any, limits: Limits) -> list[str]:
         raise Invalid("tags must be a list of strings")
     cleaned: list[str] = []
     for tag in tags:
-        text = "-".join(str(tag).strip(_TAG_STRIP).split())
+        text = str(tag).strip()
+        text = text[1:] if text.startswith("#") else text
         if not text or text.lower() in (t.lower() for t in cleaned):
             continue
         if len(text) > limits.max_tag_length:
@@ -173,10 +180,41 @@ def clean_tags(tags: Any, limits: Limits) -> list[str]:
                 f"tag {text[:20]!r}... is {len(text)} characters; the limit is "
                 f"{limits.max_tag_length}"
             )
+        problem = tag_problem(text)
+        if problem:
+            raise Invalid(f"tag {text!r} {problem}")
         cleaned.append(text)
     if len(cleaned) > limits.max_tags:
         raise TooLarge(f"{len(cleaned)} tags given; the limit is {limits.max_tags}")
     return cleaned
+
+
+def tag_problem(tag: str) -> str | None:
+    """Why Obsidian could not hold `tag` (None when it can). Its rule (help.obsidian.md, Tags >
+    Tag format): letters, numbers, underscore, hyphen and forward slash (for nested tags) only,
+    no blank spaces, and at least one character that is not a number (#1984 is no tag, #y1984
+    is). Letters and numbers are Unicode's, with their combining marks."""
+    odd = {c for c in tag if not (c.isalnum() or c in "_-/" or _is_mark(c))}
+    if odd:
+        shown = ", ".join(sorted({"a space" if c.isspace() else repr(c) for c in odd}))
+        rule = "an Obsidian tag holds letters, digits, '_', '-' and '/' (for nesting) only"
+        if any(c.isspace() or c in ",;" for c in odd):
+            joined = "-".join(_WORDS.findall(tag))
+            return (
+                f"holds {shown}: give several tags as separate items, or join the words with "
+                f"'-' ({joined!r}); {rule}"
+            )
+        return f"holds {shown}; {rule}"
+    if tag.replace("/", "").isdigit():
+        return f"is all digits, which Obsidian does not take as a tag; add a letter (y{tag})"
+    if "" in tag.split("/"):
+        return "has an empty part around '/'; nested tags are written parent/child"
+    return None
+
+
+def _is_mark(char: str) -> bool:
+    """A combining mark (an accent typed as its own code point)."""
+    return unicodedata.category(char).startswith("M")
 
 
 def clean_category(category: str | None, limits: Limits) -> str | None:
@@ -203,6 +241,39 @@ def clean_category(category: str | None, limits: Limits) -> str | None:
     return "/".join(parts)
 
 
+# The vault folder's own README (lower-cased), which describes the vault to a person.
+VAULT_README = "readme.md"
+
+
+def refuse_reserved(folder: str | None, archiving: bool = False) -> None:
+    """Invalid when a caller files a memory in a folder that is not a category: memvault's
+    archive (a memory there leaves searches and lists at once; only upkeep's `archiving` moves
+    one there), or a name Windows keeps for a device (such a folder cannot be synced there)."""
+    if folder is None:
+        return
+    if archived(folder) and not archiving:
+        raise Invalid(
+            f"category {folder!r} is refused: {ARCHIVE}/ is where memvault moves expired "
+            "memories, out of search and lists. Pick another category, and give the memory "
+            "expires_at or ttl_days if it should go there when it expires"
+        )
+    for part in folder.split("/"):
+        if part in _DEVICE_NAMES:
+            raise Invalid(
+                f"category {folder!r} is refused: {part!r} is a name Windows keeps for a device, "
+                "so no vault synced there could hold that folder. Pick another name"
+            )
+
+
+def category_spellings(category: str) -> tuple[str, ...]:
+    """The folders (lower-case) a category filter names: as written, and as `clean_category`
+    stores it on a write (`architecture_decision` -> `architecture-decision`), so a filter
+    accepts every spelling a write accepts and still finds a folder made by hand."""
+    written = category.strip().strip("/").lower()
+    stored = "/".join(p for p in (_slug(part) for part in re.split(r"[\\/]+", category)) if p)
+    return tuple(dict.fromkeys(name for name in (written, stored) if name))
+
+
 def path_problem(path: str) -> str | None:
     """Why a vault-relative path can name no memory's file (None when it can): it leaves the
     vault, holds a NUL, or lies in a dot-folder (.trash, .obsidian, memvault's own)."""
@@ -218,8 +289,15 @@ def path_problem(path: str) -> str | None:
 
 def is_memory_path(path: str) -> bool:
     """Whether a walk of the vault takes the file at `path` for a memory: markdown, not in a
-    dot-folder."""
-    return path.lower().endswith(".md") and path_problem(path) is None
+    dot-folder, not the vault's own README.md."""
+    return path.lower().endswith(".md") and path_problem(path) is None and not is_vault_readme(path)
+
+
+def is_vault_readme(path: str) -> bool:
+    """Whether `path` is the vault folder's own README.md (in any case): it says what the
+    folder is, so it is no memory, and no memory is ever written there."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+    return len(parts) == 1 and parts[0].lower() == VAULT_README
 
 
 def clean_scope(scope: str | None) -> str | None:
@@ -311,3 +389,21 @@ def _first_heading(body: str) -> str | None:
 
 def _text_or_none(value: object) -> str | None:
     return None if value in (None, "") else str(value)
+
+
+def clean_properties(properties: dict[str, Any] | None) -> dict[str, Any]:
+    """Extra frontmatter keys (Obsidian properties): text, number, checkbox or list values
+    under names memvault does not own; Invalid naming the first that is not."""
+    cleaned: dict[str, Any] = {}
+    for key, value in (properties or {}).items():
+        name = str(key).strip()
+        if not name or _CONTROL.search(name) or name in OWNED_KEYS:
+            owned = f" ({', '.join(OWNED_KEYS)} are memvault's own)" if name in OWNED_KEYS else ""
+            raise Invalid(f"property name {name!r} cannot be used{owned}; pick another")
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, str | int | float | bool) for item in items):
+            raise Invalid(
+                f"property {name!r} must be text, a number, true/false or a list of those"
+            )
+        cleaned[name] = value
+    return cleaned

@@ -29,6 +29,7 @@ from .records import (
     SearchHit,
     SearchPage,
     SessionNotes,
+    Stats,
 )
 from .text import ReadFormat, plain_text, reviewed
 
@@ -169,7 +170,7 @@ class MemoryOut(Output):
         description="When it was last verified: 'reviewed 3 days ago' or 'never reviewed'"
     )
     confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
-    matched_by: str = Field(description="exact, name (fuzzy) or content")
+    matched_by: str = Field(description="exact, or name (a clear fuzzy match on its names)")
     aliases: list[str] | None = None
     frontmatter: dict[str, Any] | None = None
     problem: str | None = None
@@ -240,6 +241,8 @@ class Verified(Output):
 class SearchOut(Output):
     results: list[SearchHit]
     total: int
+    offset: int
+    has_more: bool
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:
@@ -318,6 +321,24 @@ class ContextOut(Output):
     @classmethod
     def of(cls, briefing: Briefing) -> ContextOut:
         return pick(cls, briefing, briefing=briefing.text)
+
+
+class StatsOut(Output):
+    """The vault's figures: counts and bytes by category and scope, counts by tag, the
+    never-used memories."""
+
+    memories: int
+    bytes: int
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_tag: dict[str, int]
+    never_used: list[str]
+    bytes_by_category: dict[str, int]
+    bytes_by_scope: dict[str, int]
+
+    @classmethod
+    def of(cls, stats: Stats) -> StatsOut:
+        return pick(cls, stats)
 
 
 class SessionOut(Output):

@@ -5,7 +5,7 @@ Faces (CLI, MCP server) import these and `model.Memory`, never the index or the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -39,22 +39,78 @@ class Skipped:
     reason: str
 
 
+# Which time a `since`/`until` filter reads: when a memory last changed, or when it was made.
+TimeField = Literal["updated", "created"]
+
+
 @dataclass(frozen=True)
 class Filter:
-    """Which memories a search or a listing covers. Scoped memories are included with the
-    global (unscoped) ones unless `only_scope`. `archived`: False leaves out archived and
-    expired memories, True gives only archived ones, None gives every memory."""
+    """Which memories a search or a listing covers. `category` and `scope` take one name or
+    several (any of them). Scoped memories are included with the global (unscoped) ones unless
+    `only_scope`. `archived`: False leaves out archived and expired memories, True gives only
+    archived ones, None gives every memory. `since`/`until` bound the `time_field` (updated or
+    created): as the caller wrote them (`7d`, `last week`, an ISO date), which the service turns
+    into UTC timestamps (timespec.py) before the index reads them."""
 
-    category: str | None = None
+    category: str | tuple[str, ...] | None = None
     tags: tuple[str, ...] = ()
-    scope: str | None = None
+    scope: str | tuple[str, ...] | None = None
     only_scope: bool = False
     archived: bool | None = False
+    since: str | None = None
+    until: str | None = None
+    time_field: TimeField = "updated"
+
+    @classmethod
+    def of(
+        cls,
+        category: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        scope: str | Sequence[str] | None = None,
+        only_scope: bool = False,
+        archived: bool | None = False,
+        since: str | None = None,
+        until: str | None = None,
+        time_field: TimeField = "updated",
+    ) -> Filter:
+        """A Filter from a face's arguments, where several names come as a list."""
+        return cls(
+            _one_or_tuple(category),
+            tuple(tags or ()),
+            _one_or_tuple(scope),
+            only_scope,
+            archived,
+            since,
+            until,
+            time_field,
+        )
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The categories asked for (none: every category)."""
+        return _names(self.category)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes asked for (none: every scope)."""
+        return _names(self.scope)
+
+
+def _one_or_tuple(value: str | Sequence[str] | None) -> str | tuple[str, ...] | None:
+    return value if value is None or isinstance(value, str) else tuple(value)
+
+
+def _names(value: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """One name or several as a tuple, blanks left out."""
+    names = (value,) if isinstance(value, str) else value or ()
+    return tuple(name for name in names if name.strip())
 
 
 @dataclass
 class SearchHit:
-    """One search result, as the tools and the CLI show it."""
+    """One search result, as the tools and the CLI show it: `score` ranks the hits of one
+    search (bm25, fused or cosine by mode), `relevance` (0..1) says how much of the query the
+    memory answers, comparably across queries (see ranking.py)."""
 
     id: str
     title: str
@@ -68,6 +124,7 @@ class SearchHit:
     last_reviewed: str | None
     scope: str | None
     age: str
+    relevance: float = 0.0
 
 
 # Reports how much of a long job is done: (done, total).
@@ -90,8 +147,13 @@ class SemanticStatus:
 
 @dataclass
 class SearchPage:
+    """One page of a search: its hits, how many match in all, where the page starts, and
+    whether more follow it."""
+
     results: list[SearchHit]
     total: int
+    offset: int = 0
+    has_more: bool = False
 
 
 @dataclass
@@ -141,7 +203,8 @@ class Usage:
 
 @dataclass
 class Stats:
-    """Counts by category, scope and tag; never-used memories; files and bytes."""
+    """Counts by category, scope and tag; never-used memories; files and bytes, in all and by
+    category and scope."""
 
     memories: int
     bytes: int
@@ -149,6 +212,8 @@ class Stats:
     by_scope: dict[str, int]
     by_tag: dict[str, int]
     never_used: list[str]
+    bytes_by_category: dict[str, int] = field(default_factory=dict)
+    bytes_by_scope: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -194,7 +259,6 @@ class Suggestion:
     title: str
     path: str
     score: float
-    kind: str = "name"
 
 
 @dataclass
@@ -254,6 +318,7 @@ class CheckReport:
     malformed: list[Malformed] = field(default_factory=list)
     ambiguous_links: list[AmbiguousLink] = field(default_factory=list)
     unreadable: list[Skipped] = field(default_factory=list)
+    secrets: list[FileSecret] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     clean: bool = field(init=False)
 
@@ -265,7 +330,17 @@ class CheckReport:
             or self.malformed
             or self.ambiguous_links
             or self.unreadable
+            or self.secrets
         )
+
+
+@dataclass
+class FileSecret:
+    """A secret `check --secrets` found in a file: its kind and line, never its text."""
+
+    path: str
+    kind: str
+    line: int
 
 
 @dataclass

@@ -42,7 +42,8 @@ class NoteRows:
 
 def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows:
     """The notes, aliases, tags, links and full-text rows of one memory; `digest` is its
-    file's `content_hash`."""
+    file's `content_hash`. The category's words go into the tags column, so a word found only
+    in the category (`decision`, `architecture-decision`) finds the note."""
     folder = folder_of(memory.path)
     known = {t.lower() for t in memory.tags}
     tags = memory.tags + [t for t in find_tags(memory.body) if t.lower() not in known]
@@ -77,7 +78,7 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows
             (
                 fts_text(memory.title),
                 fts_text(" ".join(memory.aliases)),
-                " ".join(tags),
+                " ".join([*tags, folder]),
                 head,
                 facets,
             ),

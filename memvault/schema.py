@@ -15,13 +15,14 @@ from contextlib import closing
 from pathlib import Path
 
 from .errors import Unreadable
+from .search import TOKENIZE
 
 log = logging.getLogger(__name__)
 
 # Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
-TABLES = """
+TABLES = f"""
 CREATE TABLE notes (
     rowid INTEGER PRIMARY KEY,
     path TEXT NOT NULL,             -- vault-relative, '/'-separated; unique (notes_path)
@@ -65,7 +66,7 @@ CREATE TABLE links (
 );
 -- A note's body is in sections, a row each, rowid `note << rows.SECTION_BITS` plus 0, 1, 2 ...
 CREATE VIRTUAL TABLE notes_fts USING fts5(
-    title, aliases, tags, body, facets, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, aliases, tags, body, facets, tokenize = '{TOKENIZE}'
 );
 -- FTS5 writes what a transaction indexed as a new segment each time its pending terms pass
 -- `hashsize` (1 MB by default), and merges segments as they pile up: a rebuild with a larger

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 MAX_TERMS = 64
+# How FTS5 cuts text into tokens, for the index and for relevance's scratch table alike.
+TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 _CJK_CLASS = (
     "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
@@ -85,8 +87,11 @@ class Query:
 
     def strict(self) -> str:
         """Every group must match: the notes that answer the whole question."""
-        anded = " AND ".join("(" + " OR ".join(t.fts() for t in g) + ")" for g in self.groups)
-        return self._without(f"({anded})")
+        return self._without(f"({' AND '.join(self.each_group())})")
+
+    def each_group(self) -> list[str]:
+        """Each group alone (its alternatives OR'd): what a hit holds of the question."""
+        return ["(" + " OR ".join(t.fts() for t in g) + ")" for g in self.groups]
 
     def loose(self) -> str:
         """Any term may match: so a missing word never means no results."""

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .facets import filter_terms
-from .model import ARCHIVE
+from .model import ARCHIVE, category_spellings
 from .records import Filter
-from .rows import SECTION_BITS
-from .search import display_text, parse_query
+from .rows import SECTION_BITS, section_rowids
+from .search import TOKENIZE, display_text, parse_query
 
 # bm25 weights for (title, aliases, tags, body, facets): a title match outranks a body match;
 # facets (filters, see facets.py) never count.
@@ -30,6 +30,8 @@ NOTE_OF_ROW = f"(notes_fts.rowid >> {SECTION_BITS})"
 
 # A folder in the archive, as SQL on `folder`.
 ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
+# A note in a folder or below it, as SQL on notes `n` with (folder, its length + 1, folder/).
+_UNDER = "lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?"
 # The orders a listing can take, as SQL on notes `n` and the listing's `uses` and `used` (the
 # saved and unsaved uses of each note, and the last).
 SORTS = {
@@ -44,11 +46,14 @@ SORTS = {
 @dataclass(frozen=True)
 class SearchPlan:
     """A query and filter as FTS5 expressions: `strict` needs every word, `loose` any of them
-    (the same when the query has one word); `live` leaves out expired memories."""
+    (the same when the query has one word); `live` leaves out expired memories; `text` is the
+    query as typed; `period` is the SQL of a time window on notes `n` (period_sql)."""
 
     strict: str
     loose: str
     live: bool
+    text: str
+    period: Statement = ("", [])
 
 
 def search_plan(text: str, where: Filter) -> SearchPlan | None:
@@ -58,20 +63,25 @@ def search_plan(text: str, where: Filter) -> SearchPlan | None:
     if query.empty:
         return None
     required, excluded = filter_terms(
-        where.category, where.tags, where.scope, where.only_scope, where.archived
+        where.categories, where.tags, where.scopes, where.only_scope, where.archived
     )
     strict, loose = (_filtered(e, required, excluded) for e in (query.strict(), query.loose()))
-    return SearchPlan(strict, loose, where.archived is False)
+    return SearchPlan(strict, loose, where.archived is False, text, period_sql(where))
 
 
 def search_sql(
-    expression: str, live: bool, limit: int, now: str, first: Sequence[int] = ()
+    expression: str,
+    live: bool,
+    limit: int,
+    now: str,
+    first: Sequence[int] = (),
+    period: Statement = ("", []),
 ) -> Statement:
     """The best `limit` notes matching `expression`, by the bm25 of their best section, with
     that section's snippets (made only for those `limit` sections), the notes in `first` ahead
     of the rest. Those go as one JSON parameter, not one per rowid: a deep page may hold more
     than SQLite's limit of parameters."""
-    matching, params = _matching(expression, live, now)
+    matching, params = _matching(expression, live, now, period)
     preferred = "note IN (SELECT value FROM json_each(?))" if first else "0"
     return (
         f"WITH sections AS MATERIALIZED (SELECT {NOTE_OF_ROW} AS note, notes_fts.rowid AS section,"
@@ -86,28 +96,82 @@ def search_sql(
     )
 
 
-def matches_sql(expression: str, live: bool, limit: int, now: str) -> Statement:
+def matches_sql(
+    expression: str, live: bool, limit: int, now: str, period: Statement = ("", [])
+) -> Statement:
     """Up to `limit` rowids of the notes matching `expression`, unranked (cheap: no bm25)."""
-    matching, params = _matching(expression, live, now)
+    matching, params = _matching(expression, live, now, period)
     return (
         f"SELECT DISTINCT {NOTE_OF_ROW} FROM notes_fts WHERE {matching} LIMIT ?",
         [*params, limit],
     )
 
 
-def count_sql(expression: str, live: bool, now: str) -> Statement:
+def count_sql(expression: str, live: bool, now: str, period: Statement = ("", [])) -> Statement:
     """How many notes match `expression`."""
-    matching, params = _matching(expression, live, now)
+    matching, params = _matching(expression, live, now, period)
     return f"SELECT count(DISTINCT {NOTE_OF_ROW}) FROM notes_fts WHERE {matching}", params
 
 
-def _matching(expression: str, live: bool, now: str) -> Statement:
+def word_groups(text: str) -> list[str]:
+    """The FTS5 expression of each word group of a query (a word, phrase or OR-group), as
+    `search_plan` reads it: what relevance counts (ranking.py)."""
+    return parse_query(text).each_group()
+
+
+# A scratch FTS5 table of one page's text, cut into tokens as notes_fts is: relevance matches
+# each word group there, not in the index, where a prefix (`a*`) expands over the whole vault's
+# words and costs as much as the search again for each group.
+PAGE_TABLE = (
+    f"CREATE VIRTUAL TABLE page USING fts5(title, aliases, tags, body, tokenize = '{TOKENIZE}')"
+)
+PAGE_ROW = "INSERT INTO page (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)"
+
+
+def sections_sql(note: int) -> Statement:
+    """Each FTS row of note `note` (its sections, in order), as PAGE_ROW takes it."""
+    return (
+        "SELECT rowid, title, aliases, tags, body FROM notes_fts WHERE rowid BETWEEN ? AND ?",
+        list(section_rowids(note)),
+    )
+
+
+def page_held_sql(group: str) -> Statement:
+    """The notes of the scratch table that hold the word group `group`."""
+    return f"SELECT DISTINCT rowid >> {SECTION_BITS} FROM page WHERE page MATCH ?", [group]
+
+
+def _matching(expression: str, live: bool, now: str, period: Statement) -> Statement:
     """The WHERE clause, and its parameters, for the FTS rows matching `expression`; `live`
-    leaves out memories past their expiry that are not archived yet (few, found by index)."""
-    if not live:
-        return "notes_fts MATCH ?", [expression]
-    expired = "SELECT rowid FROM notes WHERE expires_at <= ?"
-    return f"notes_fts MATCH ? AND {NOTE_OF_ROW} NOT IN ({expired})", [expression, now]
+    leaves out memories past their expiry that are not archived yet (few, found by index);
+    `period` keeps only the notes in a time window (period_sql)."""
+    where, params = "notes_fts MATCH ?", list[object]([expression])
+    if live:
+        where += f" AND {NOTE_OF_ROW} NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?)"
+        params.append(now)
+    if period[0]:
+        # Looked up by rowid for each match: as cheap as the match itself, where a list of the
+        # notes in the window costs the window's size (the whole vault for `since=1y`).
+        where += f" AND EXISTS (SELECT 1 FROM notes n WHERE n.rowid = {NOTE_OF_ROW}{period[0]})"
+        params += period[1]
+    return where, params
+
+
+def period_sql(filter: Filter) -> Statement:
+    """SQL conditions on notes `n` (each starting with AND) for the filter's time window:
+    `since` (inclusive) and `until` (exclusive), as UTC timestamps, on the updated or the
+    created time (a note without a created time counts by its updated time)."""
+    column = "coalesce(n.created_at, n.updated_at)"
+    if filter.time_field == "updated":
+        column = "n.updated_at"
+    where, params = "", list[object]()
+    if filter.since:
+        where += f" AND {column} >= ?"
+        params.append(filter.since)
+    if filter.until:
+        where += f" AND {column} < ?"
+        params.append(filter.until)
+    return where, params
 
 
 def _filtered(expression: str, required: list[str], excluded: str | None) -> str:
@@ -131,18 +195,23 @@ def filter_sql(filter: Filter, now: str) -> Statement:
     else:
         where = f" AND NOT {archived} AND (n.expires_at IS NULL OR n.expires_at > ?)"
         params.append(now)
-    if filter.scope:
-        where += " AND (n.scope = ? COLLATE NOCASE" + (
+    if filter.scopes:
+        # One IN, not an OR of `=`: SQLite 3.40 turns that OR into an IN on the (binary)
+        # index notes_scope and loses NOCASE (`ACME` then misses `acme`).
+        marks = ", ".join("?" for _ in filter.scopes)
+        where += f" AND (n.scope COLLATE NOCASE IN ({marks})" + (
             ")" if filter.only_scope else " OR n.scope IS NULL)"
         )
-        params.append(filter.scope)
-    category = filter.category
-    tags = filter.tags
-    if category:
-        folder = category.strip("/").lower()
-        where += " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
-        params += [folder, len(folder) + 1, folder + "/"]
-    for tag in tags or []:
+        params += filter.scopes
+    folders = [name for category in filter.categories for name in category_spellings(category)]
+    if folders:
+        where += " AND (" + " OR ".join(_UNDER for _ in folders) + ")"
+        for folder in folders:
+            params += [folder, len(folder) + 1, folder + "/"]
+    period, period_params = period_sql(filter)
+    where += period
+    params += period_params
+    for tag in filter.tags:
         tag = tag.strip().lstrip("#")
         where += (
             " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"

@@ -3,42 +3,90 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
 from . import clock
 from .errors import Invalid, NotFound
 from .markdown import find_links
 from .model import Memory
 from .records import SessionNotes
+from .secret_scan import SecretPolicy, screened, screened_fields
 from .vault import VaultService
 
 SESSION_CATEGORY = "session"
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
 
+@dataclass(frozen=True)
+class SessionFields:
+    """What a session's notes hold: the summary, lists under their headings, and free
+    properties (flow, tone, ...) kept as frontmatter keys."""
+
+    summary: str
+    highlights: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+    open_questions: list[str] = field(default_factory=list)
+    properties: dict[str, Any] = field(default_factory=dict)
+
+    def screened(self, secrets: SecretPolicy) -> SessionFields:
+        """These notes with each field screened for secrets, so a refusal names the field
+        and its line (secret_scan.screened)."""
+
+        def items(name: str, values: list[str]) -> list[str]:
+            """A list's items, each screened."""
+            return [
+                screened(value, secrets, f"{name} item {n}") for n, value in enumerate(values, 1)
+            ]
+
+        return SessionFields(
+            screened(self.summary, secrets, "the summary"),
+            items("highlights", self.highlights),
+            items("decisions", self.decisions),
+            items("next_steps", self.next_steps),
+            items("open_questions", self.open_questions),
+            screened_fields(self.properties, secrets),
+        )
+
+    def body(self) -> str:
+        """The markdown body: the summary, then each list that has items under its heading."""
+        parts = [f"## Summary\n{self.summary.strip()}\n"]
+        for heading, items in (
+            ("Highlights", self.highlights),
+            ("Decisions", self.decisions),
+            ("Next steps", self.next_steps),
+            ("Open questions", self.open_questions),
+        ):
+            if items:
+                parts.append(f"## {heading}\n" + "".join(f"- {item.strip()}\n" for item in items))
+        return "\n".join(parts)
+
+
 def save_session_notes(
     vault: VaultService,
-    summary: str,
-    highlights: list[str] | None = None,
-    next_steps: list[str] | None = None,
-    decisions: list[str] | None = None,
+    notes: SessionFields,
     scope: str | None = None,
+    secrets: SecretPolicy = "refuse",
 ) -> SessionNotes:
     """Write `Session <date time>` in the session category and link it with every memory the
     notes name, by [[wikilink]] or by id."""
-    if not summary or not summary.strip():
+    if not notes.summary or not notes.summary.strip():
         raise Invalid("summary is empty; say in a few lines what the session did")
-    parts = [f"## Summary\n{summary.strip()}\n"]
-    for heading, items in (
-        ("Highlights", highlights),
-        ("Decisions", decisions),
-        ("Next steps", next_steps),
-    ):
-        if items:
-            parts.append(f"## {heading}\n" + "".join(f"- {item.strip()}\n" for item in items))
-    body = "\n".join(parts)
+    notes = notes.screened(secrets)
     local = clock.now().astimezone()
     title = f"Session {local.strftime('%Y-%m-%d %H:%M')}"
-    memory = vault.create(title, body, ["session"], SESSION_CATEGORY, scope, allow_duplicate=True)
+    memory = vault.create(
+        title,
+        notes.body(),
+        ["session"],
+        SESSION_CATEGORY,
+        scope,
+        allow_duplicate=True,
+        secrets=secrets,
+        properties=notes.properties,
+    )
+    body = memory.body
     linked: list[Memory] = []
     unresolved: list[str] = []
     for name in _named(body):

@@ -3,46 +3,94 @@ memories' contents (duplicate detection). Scores run from 0 to 1."""
 
 from __future__ import annotations
 
-from rapidfuzz import fuzz, process
+import re
 
-# Fuzzy recall's scale: exact 1.0; the name inside the title (or the title inside the name) at
-# least 0.85; typo-level edits 0.6 to 0.84; a match inside the content at most 0.5.
-SUBSTRING = 0.85
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Levenshtein
+
+# Fuzzy recall's scale (names only): exact 1.0; the same words in any order, or with other
+# punctuation, 0.95; then, as words typed are found in the name (a typo costs a share of its word)
+# and as the name's words are typed, lower. A name counts from TYPO; one CLEAR_LEAD ahead of the
+# next is returned; candidates from SUGGEST_FLOOR are listed. A word of 3 characters or fewer
+# must be typed exactly; longer ones may be 1 edit off, from 6 characters 2.
 TYPO = 0.6
-CONTENT = 0.5
 CLEAR_LEAD = 0.1
+SUGGEST_FLOOR = 0.3
+SAME_WORDS = 0.95
+SHORTLIST = 50
 # Near-identical content: this share of characters in common (rapidfuzz's normalised Indel
 # similarity) after lower-casing and collapsing whitespace, on the first COMPARED characters.
 # Texts shorter than SHORT characters must be equal: one changed word is a tenth of them.
 NEAR_IDENTICAL = 0.9
 COMPARED = 20_000
 SHORT = 80
+_WORD = re.compile(r"[^\W_]+")
 
 
 def name_score(wanted: str, candidate: str) -> float:
-    """How well `candidate` (a title, file name or alias) matches what someone typed."""
-    a, b = _norm(wanted), _norm(candidate)
-    if not a or not b:
-        return 0.0
-    if a == b:
+    """How well `candidate` (a title, file name or alias) matches what someone typed: 1.0 when
+    equal (ignoring case and spacing); else as `_word_score` finds the typed words in it, or in
+    its head (`Payment retries` of `Payment retries: 3 with backoff`), whichever is better."""
+    if _norm(wanted) == _norm(candidate):
         return 1.0
-    if a in b or b in a:
-        return round(SUBSTRING + 0.14 * min(len(a), len(b)) / max(len(a), len(b)), 2)
-    ratio = fuzz.ratio(a, b) / 100
-    if ratio >= 0.75:
-        return round(TYPO + (ratio - 0.75) / 0.25 * 0.24, 2)
-    return round(ratio * TYPO / 0.75, 2)
+    typed = words(wanted)
+    head = candidate.split(":", 1)[0] if ":" in candidate else ""
+    return max(_word_score(typed, words(candidate)), _word_score(typed, words(head)))
+
+
+def _word_score(typed: list[str], name: list[str]) -> float:
+    """The share of the typed words found in the name, weighted by their length (a typo costs
+    its share of the word), times a factor that grows with the share of the name's words typed.
+    Punctuation is no word, so a title of punctuation only (`.`) matches nothing, and a short
+    title is a small share of a long key."""
+    if not typed or not name:
+        return 0.0
+    unused = list(name)
+    found = covered = 0.0
+    for word in sorted(typed, key=len, reverse=True):
+        best, likeness = _closest_word(word, unused)
+        if best is not None:
+            unused.remove(best)
+            found += len(word) * likeness
+            covered += likeness
+    precision = found / sum(len(word) for word in typed)
+    return round(SAME_WORDS * precision * (0.55 + 0.45 * covered / len(name)), 2)
 
 
 def closest(wanted: str, names: list[tuple[str, str]], limit: int) -> list[tuple[str, float]]:
-    """The best `limit` keys among (key, name) pairs, each key scored by its best name."""
-    choices = [_norm(name) for _key, name in names]
-    shortlist = process.extract(_norm(wanted), choices, scorer=fuzz.WRatio, limit=limit * 4)
+    """The best `limit` keys among (key, name) pairs, each key scored by its best name, from
+    SUGGEST_FLOOR up. A fast first pass (rapidfuzz) keeps the SHORTLIST names worth scoring."""
+    typed = " ".join(words(wanted))
+    if not typed:
+        return []
+    choices = [" ".join(words(name)) for _key, name in names]
+    shortlist = process.extract(typed, choices, scorer=fuzz.WRatio, limit=SHORTLIST, score_cutoff=1)
     best: dict[str, float] = {}
     for _choice, _score, position in shortlist:
         key, name = names[position]
-        best[key] = max(best.get(key, 0.0), name_score(wanted, name))
+        score = name_score(wanted, name)
+        if score >= SUGGEST_FLOOR:
+            best[key] = max(best.get(key, 0.0), score)
     return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def words(text: str) -> list[str]:
+    """The lower-case words of a name (letters and digits; punctuation and `_` separate)."""
+    return _WORD.findall(text.lower())
+
+
+def _closest_word(word: str, among: list[str]) -> tuple[str | None, float]:
+    """The word of `among` nearest `word` within its typo allowance, and how alike (0..1)."""
+    allowed = 0 if len(word) <= 3 else 1 if len(word) < 6 else 2
+    best: str | None = None
+    likeness = 0.0
+    for other in among:
+        if abs(len(other) - len(word)) > allowed:
+            continue
+        edits = Levenshtein.distance(word, other, score_cutoff=allowed)
+        if edits <= allowed and 1 - edits / max(len(word), len(other)) > likeness:
+            best, likeness = other, 1 - edits / max(len(word), len(other))
+    return best, likeness
 
 
 def content_similarity(a: str, b: str) -> float:

@@ -24,7 +24,14 @@ if sys.platform == "linux":
 from .config import STATE_DIR
 from .document import Document, parse_document, render_document
 from .errors import Changed, Conflict, Invalid, NotFound, ReadOnly, Unreadable, Unwritable
-from .model import Memory, content_hash, is_memory_path, memory_from, path_problem
+from .model import (
+    VAULT_README,
+    Memory,
+    content_hash,
+    is_memory_path,
+    memory_from,
+    path_problem,
+)
 from .records import FileInfo, Skipped, Snapshot
 
 log = logging.getLogger(__name__)
@@ -179,7 +186,7 @@ class VaultStore:
                 folders += 1
                 if (folders - 1) % shares == mine:
                     kept.append((entry, True))
-            elif name.lower().endswith(".md") and mine == 0:
+            elif name.lower().endswith(".md") and mine == 0 and (prefix or not _readme(name)):
                 kept.append((entry, False))
         return kept
 
@@ -346,6 +353,11 @@ def _prune(root: Path, folder: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+def _readme(name: str) -> bool:
+    """Whether a file name in the vault's top folder is the vault's own README (no memory)."""
+    return name.lower() == VAULT_README
 
 
 def _remove_leftover(temp: Path) -> None:

@@ -9,11 +9,31 @@ from typing import Literal
 from . import clock
 from .markdown import to_plain
 from .model import Memory
-from .records import NoteRow, SearchHit, SearchPage
+from .records import NoteRow, SearchHit, SearchPage, Stats
 from .words import memories
 
 # How read_mem and `memvault read` give a memory.
 ReadFormat = Literal["markdown", "plain", "json"]
+
+
+def stats_text(figures: Stats) -> str:
+    """The vault's figures in a few lines (get_stats's text, `memvault stats`)."""
+    lines = [f"{memories(figures.memories)}, {figures.bytes:,} bytes"]
+    for name, counts, sizes in (
+        ("by category", figures.by_category, figures.bytes_by_category),
+        ("by scope", figures.by_scope, figures.bytes_by_scope),
+        ("by tag", figures.by_tag, {}),
+    ):
+        parts = [
+            f"{key} {n}" + (f" ({sizes[key]:,} B)" if key in sizes else "")
+            for key, n in counts.items()
+        ]
+        lines.append(f"{name}: {', '.join(parts) or '-'}")
+    never = figures.never_used
+    shown = ", ".join(never[:10]) + ("..." if len(never) > 10 else "")
+    never_used = memories(len(never), none="none")
+    lines.append(f"never used: {never_used}" + (f" ({shown})" if never else ""))
+    return "\n".join(lines)
 
 
 def plain_text(memory: Memory) -> str:
@@ -43,7 +63,8 @@ def hit_line(hit: SearchHit) -> str:
     """A search hit on one line (search_mem's text, `memvault search`)."""
     return (
         f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}, "
-        f"{reviewed(hit.last_reviewed)}): {' '.join(hit.snippet.split())}"
+        f"{reviewed(hit.last_reviewed)}, relevance {hit.relevance:.2f}): "
+        f"{' '.join(hit.snippet.split())}"
     )
 
 
@@ -66,13 +87,13 @@ def _showing(shown: int, total: int, offset: int) -> str:
     return f"; showing {offset + 1:,}-{offset + shown:,}"
 
 
-def search_heading(page: SearchPage, query: str, offset: int = 0) -> str:
+def search_heading(page: SearchPage, query: str) -> str:
     """The line above a page of search hits: how many match, and which are shown."""
     if page.total == 0:
         return f"No memories match {query!r}."
     verb = "matches" if page.total == 1 else "match"
     matched = memories(page.total)
-    return f"{matched} {verb} {query!r}{_showing(len(page.results), page.total, offset)}."
+    return f"{matched} {verb} {query!r}{_showing(len(page.results), page.total, page.offset)}."
 
 
 def list_heading(shown: int, total: int, offset: int) -> str:

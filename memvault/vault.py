@@ -9,15 +9,17 @@ expired memories) runs only in `maintain`, at server start and on explicit comma
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import checks, clock, indexer, similar, workers
+from . import checks, clock, indexer, ranking, similar, timespec, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
@@ -35,13 +37,17 @@ from .model import (
     Memory,
     check_content,
     clean_category,
+    clean_properties,
     clean_scope,
     clean_tags,
     clean_title,
+    is_memory_path,
     new_id,
+    refuse_reserved,
     slug_for,
     stem_of,
 )
+from .policies import Policies
 from .records import (
     CheckReport,
     Deleted,
@@ -62,6 +68,7 @@ from .records import (
     Usage,
 )
 from .search_sql import SORTS
+from .secret_scan import SecretPolicy, screened, screened_edit, screened_fields
 from .semantic import Semantic
 from .store import VaultStore
 from .words import command, param, parts
@@ -74,6 +81,10 @@ WORD = re.compile(r"\w{4,}")
 # How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
 CANDIDATES = 50
 EDIT = command("edit_mem", "edit")
+# How many of the best matches a search with min_relevance weighs, and how many more than a
+# page prefer_recent looks at, for a newer near-tie just below the page.
+WEIGHED = 500
+RECENT = 20
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
 
@@ -87,6 +98,7 @@ class VaultService:
         index: Index,
         limits: Limits | None = None,
         embed_model: str | None = OFF,
+        policies: Policies | None = None,
     ):
         self._store = store
         self._index = index
@@ -96,6 +108,7 @@ class VaultService:
         self._lookup = Lookup(store, index)
         self._write_lock = threading.RLock()
         self.limits = limits or Limits()
+        self.policies = policies or Policies()
 
     @classmethod
     def open(cls, settings: Settings, fill: bool = True) -> VaultService:
@@ -104,7 +117,7 @@ class VaultService:
         store = VaultStore(settings.vault)
         store.ensure()
         index = Index(settings.index_file, settings.query_timeout)
-        vault = cls(store, index, settings.limits, settings.embed_model)
+        vault = cls(store, index, settings.limits, settings.embed_model, settings.policies)
         if fill:
             vault.fill()
         return vault
@@ -126,12 +139,14 @@ class VaultService:
 
     def maintain(self) -> Maintenance:
         """Upkeep that writes files, run when the server starts and on explicit commands:
-        finish renames a crash cut short, and move expired memories to the archive. A read-only
-        vault skips it with one warning: reads still work."""
+        finish renames a crash cut short, and move expired memories (and, where the vault's
+        policies ask, unused ones) to the archive. A read-only vault skips it with one
+        warning: reads still work."""
         try:
             with self._locked():
                 finished = self._links.recover()
-            return Maintenance(finished_renames=finished, archived=self.archive_expired())
+            archived = self.archive_expired() + self.archive_unused()
+            return Maintenance(finished_renames=finished, archived=archived)
         except ReadOnly as exc:
             log.warning("upkeep skipped: %s", exc)
             return Maintenance()
@@ -219,19 +234,37 @@ class VaultService:
         offset: int = 0,
         where: Filter | None = None,
         mode: SearchMode | None = None,
+        min_relevance: float = 0.0,
+        prefer_recent: bool = False,
     ) -> SearchPage:
         """Search by words (`keyword`, bm25), by meaning (`semantic`, the notes whose best chunk
         is closest), or both fused (`hybrid`, see fusion.py): hybrid when vectors exist unless
-        `mode` says otherwise. Each memory returned counts as one use."""
-        where = where or Filter()
+        `mode` says otherwise. `min_relevance` leaves out hits less relevant than that (weighing
+        the best WEIGHED matches), `prefer_recent` breaks near-ties toward newer memories
+        (ranking.py). Each memory returned counts as one use."""
+        where = _dated(where)
         offset = min(offset, MAX_OFFSET)
         chosen = mode or ("hybrid" if self._semantic.has_vectors() else "keyword")
-        if chosen == "keyword":
-            page = self._index.search(query, limit, offset, where)
+        if min_relevance > 0 or prefer_recent:
+            depth = max(offset + limit, WEIGHED) if min_relevance > 0 else offset + limit + RECENT
+            pool = self._ranked(query, depth, 0, where, chosen)
+            hits = [hit for hit in pool.results if hit.relevance >= min_relevance]
+            hits = ranking.prefer_recent(hits) if prefer_recent else hits
+            total = len(hits) if min_relevance > 0 else pool.total
+            page = SearchPage(hits[offset : offset + limit], total)
         else:
-            page = self._by_meaning(query, limit, offset, where, chosen == "hybrid")
+            page = self._ranked(query, limit, offset, where, chosen)
+        page.offset, page.has_more = offset, offset + len(page.results) < page.total
         self._index.record_access(hit.id for hit in page.results)
         return page
+
+    def _ranked(
+        self, query: str, limit: int, offset: int, where: Filter, mode: SearchMode
+    ) -> SearchPage:
+        """A page of the search in `mode`, in its ranking's order."""
+        if mode == "keyword":
+            return self._index.search(query, limit, offset, where)
+        return self._by_meaning(query, limit, offset, where, mode == "hybrid")
 
     def _by_meaning(
         self, query: str, limit: int, offset: int, where: Filter, hybrid: bool
@@ -256,8 +289,12 @@ class VaultService:
                 return snippets.get(rowid, "")
             return self._semantic.excerpt(rowid, chunk_of[rowid])
 
-        page = [Match(rowid, -score, snippet(rowid)) for rowid, score in ranked[offset:wanted]]
-        return SearchPage(self._index.hits(page), len(ranked))
+        cosine = {n.note: n.score for n in near}
+        page = [
+            Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0))
+            for rowid, score in ranked[offset:wanted]
+        ]
+        return SearchPage(self._index.hits(page, query), len(ranked))
 
     def semantic_status(self) -> SemanticStatus:
         """Whether semantic search is on, with which model or why not, and its progress."""
@@ -285,7 +322,7 @@ class VaultService:
     ) -> tuple[list[NoteRow], int]:
         if sort not in SORTS:
             raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-        return self._index.list_notes(where or Filter(), sort, limit, min(offset, MAX_OFFSET))
+        return self._index.list_notes(_dated(where), sort, limit, min(offset, MAX_OFFSET))
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -299,18 +336,26 @@ class VaultService:
         expires_at: str | None = None,
         ttl_days: float | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
+        properties: dict[str, Any] | None = None,
     ) -> Memory:
-        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps.
+        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, and
+        `properties` as extra frontmatter keys.
 
         A memory with the same title, or near-identical content, is refused (Duplicate, with
-        the existing id) unless `allow_duplicate`.
+        the existing id) unless `allow_duplicate`. A secret in it is refused, or redacted
+        under `secrets="redact"` (secret_scan.py).
         """
-        title = clean_title(title, self.limits)
-        content = check_content(content, self.limits)
+        title = clean_title(screened(title, secrets, "the title"), self.limits)
+        content = check_content(screened(content, secrets, "the content"), self.limits)
         tag_list = clean_tags(tags, self.limits)
         folder = clean_category(category, self.limits)
+        refuse_reserved(folder)
         scope = clean_scope(scope)
+        if expires_at is None and ttl_days is None:
+            ttl_days = self.policies.ttl_for(folder)
         expires = expiry_from(expires_at, ttl_days)
+        extra = screened_fields(clean_properties(properties), secrets)
         now = clock.now_iso()
         fields: dict[str, Any] = {"id": new_id(), "title": title}
         if folder:
@@ -320,6 +365,7 @@ class VaultService:
         fields.update(tags=tag_list, created_at=now, updated_at=now, last_reviewed=now)
         if expires:
             fields["expires_at"] = expires
+        fields.update(extra)
         with self._writing():
             if not allow_duplicate:
                 self._refuse_duplicate(title, content)
@@ -347,12 +393,45 @@ class VaultService:
         expected_updated_at: str | None = None,
         expected_version: str | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
     ) -> Memory:
         """Change a memory; a new title renames its file and a new category moves it, and
         every link to it follows. The id never changes (a hand-made note's derived id is
         written into its frontmatter). The edit applies to the file as it is when written:
         if it changed since it was read, it is read again and the edit applied again, unless
-        a guard (`expected_version`, `expected_updated_at`) refuses it."""
+        a guard (`expected_version`, `expected_updated_at`) refuses it. A secret in the new
+        text is refused, or redacted under `secrets="redact"`."""
+        return self._update(
+            identifier,
+            title=title,
+            edit=edit,
+            tags=tags,
+            category=category,
+            expected_updated_at=expected_updated_at,
+            expected_version=expected_version,
+            allow_duplicate=allow_duplicate,
+            secrets=secrets,
+        )
+
+    def _update(
+        self,
+        identifier: str,
+        *,
+        title: str | None = None,
+        edit: BodyEdit | None = None,
+        tags: list[str] | None = None,
+        category: str | None = None,
+        expected_updated_at: str | None = None,
+        expected_version: str | None = None,
+        allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
+        archiving: bool = False,
+    ) -> Memory:
+        """`update`, and upkeep's moves to archive/ (`archiving`), the only ones let in there."""
+        if title is not None:
+            title = screened(title, secrets, "the title")
+        if edit is not None:
+            edit = screened_edit(edit, secrets)
         with self._writing():
             path = self.locate(identifier)
 
@@ -361,7 +440,7 @@ class VaultService:
                 memory, doc, base = self._lookup.read_for_edit(path)
                 _check_writable(path, doc)
                 _check_guards(memory, expected_version, expected_updated_at)
-                fields = self._changed_fields(memory, doc, title, tags, category)
+                fields = self._changed_fields(memory, doc, title, tags, category, archiving)
                 if "title" in fields and not allow_duplicate:
                     self._refuse_title(fields["title"], path)
                 body = memory.body if edit is None else self._edited(memory, edit)
@@ -371,7 +450,7 @@ class VaultService:
                 if doc.writable and memory.metadata.get("id") in (None, ""):
                     fields = {"id": memory.id, **fields}
                 fields["updated_at"] = clock.now_iso()
-                if new_path == path:
+                if new_path == path and "title" not in fields:
                     return self._writer.save(path, doc, body, fields, base)
                 return self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
 
@@ -414,18 +493,20 @@ class VaultService:
                     note.id,
                 )
 
-    def restore(self, record: dict[str, Any]) -> Memory:
+    def restore(self, record: dict[str, Any], secrets: SecretPolicy = "refuse") -> Memory:
         """Write an exported memory back with its id, timestamps and frontmatter (import).
-        Its old path is used when free, else a fresh slug in its category."""
-        title = clean_title(str(record["title"]), self.limits)
-        body = with_newline(check_content(str(record.get("content") or ""), self.limits))
+        Its old path is used when free, else a fresh slug in its category. A secret in it is
+        refused, or redacted under `secrets="redact"`."""
+        title = clean_title(screened(str(record["title"]), secrets, "the title"), self.limits)
+        content = screened(str(record.get("content") or ""), secrets, "the content")
+        body = with_newline(check_content(content, self.limits))
         folder = clean_category(record.get("category"), self.limits)
-        metadata = dict(record.get("frontmatter") or {})
+        metadata = screened_fields(dict(record.get("frontmatter") or {}), secrets)
         metadata.update(id=str(record["id"]), title=title)
         with self._writing():
             wanted = str(record.get("path") or "")
             try:
-                taken = not wanted.endswith(".md") or self._store.exists(wanted)
+                taken = not is_memory_path(wanted) or self._store.exists(wanted)
             except Invalid:
                 taken = True
             taken = taken or self._index.stem_taken(stem_of(wanted))
@@ -453,7 +534,23 @@ class VaultService:
         moved = []
         for path in self._index.expired(clock.now_iso()):
             memory = self.get(path)
-            moved.append(self.update(memory.id, category=archive_folder(memory.category)).path)
+            moved.append(
+                self._update(
+                    memory.id, category=archive_folder(memory.category), archiving=True
+                ).path
+            )
+        return moved
+
+    def archive_unused(self) -> list[str]:
+        """Move to archive/ every live memory nobody used (read, found, briefed) or changed for
+        the policies' `archive_unused_days`; none unless the vault's policies set it."""
+        days = self.policies.archive_unused_days
+        if days is None:
+            return []
+        moved = []
+        cutoff = clock.iso(clock.now() - dt.timedelta(days=days))
+        for path, category in self._index.unused(cutoff):
+            moved.append(self._update(path, category=archive_folder(category), archiving=True).path)
         return moved
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
@@ -504,10 +601,11 @@ class VaultService:
         self._semantic.wake()
         return outcome
 
-    def check(self, fix: bool = False) -> CheckReport:
+    def check(self, fix: bool = False, secrets: bool = False) -> CheckReport:
         """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter; with
-        `fix`, upkeep and the repairs first, and what they did in `fixed`. The index is
-        brought up to date first, so every file that cannot be read is named."""
+        `fix`, upkeep and the repairs first, and what they did in `fixed`; with `secrets`,
+        the files holding secrets (reads every file). The index is brought up to date first,
+        so every file that cannot be read is named."""
         skipped = self.fill()
         fixed = []
         if fix:
@@ -515,6 +613,8 @@ class VaultService:
             with self._writing():
                 fixed += checks.repair(self._index, self._store, self._writer, self._links)
         report = checks.find_problems(self._index, self._links, skipped)
+        if secrets:
+            report = replace(report, secrets=checks.secrets_in_files(self._index, self._store))
         report.fixed = fixed
         return report
 
@@ -525,6 +625,7 @@ class VaultService:
         title: str | None,
         tags: list[str] | None,
         category: str | None,
+        archiving: bool,
     ) -> dict[str, Any]:
         fields: dict[str, Any] = {}
         if title is not None and clean_title(title, self.limits) != memory.title:
@@ -534,6 +635,7 @@ class VaultService:
         if category is not None:
             folder = clean_category(category, self.limits)
             if folder != memory.category:
+                refuse_reserved(folder, archiving)
                 fields["category"] = folder
         if fields and not doc.writable:
             raise Invalid(
@@ -554,7 +656,8 @@ class VaultService:
         if stem == memory.stem:
             moved = _join(folder, f"{stem}.md")
             # An expired note whose archive path is taken goes to a free name (outage-2.md).
-            return self._free_path(folder, stem) if self._store.exists(moved) else moved
+            free = is_memory_path(moved) and not self._store.exists(moved)
+            return moved if free else self._free_path(folder, stem)
         return self._free_path(folder, stem, memory.path)
 
     def _free_path(self, folder: str | None, stem: str, current: str | None = None) -> str:
@@ -564,7 +667,9 @@ class VaultService:
             candidate = stem if n == 1 else f"{stem}-{n}"
             path = _join(folder, f"{candidate}.md")
             own = current is not None and stem_of(current).lower() == candidate.lower()
-            if own or (not self._index.stem_taken(candidate) and not self._store.exists(path)):
+            if is_memory_path(path) and (
+                own or (not self._index.stem_taken(candidate) and not self._store.exists(path))
+            ):
                 return path
             n += 1
 
@@ -617,6 +722,11 @@ def _check_writable(path: str, doc: Document) -> None:
             f"{path} has frontmatter memvault cannot parse ({doc.error}); fix the YAML between"
             " its --- lines in an editor (`memvault check` lists such files), then try again"
         )
+
+
+def _dated(where: Filter | None) -> Filter:
+    """The filter (or the default one) with its `since`/`until` read by the clock now."""
+    return timespec.resolved(where or Filter(), clock.now().astimezone())
 
 
 def _join(folder: str | None, name: str) -> str:

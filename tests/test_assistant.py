@@ -15,7 +15,7 @@ from memvault.cli import main
 from memvault.config import ContextSettings, Settings
 from memvault.exchange import dump, export_records, import_records, load
 from memvault.records import Filter
-from memvault.session_notes import save_session_notes
+from memvault.session_notes import SessionFields, save_session_notes
 from memvault.vault import VaultService
 
 from .conftest import write_file
@@ -154,10 +154,12 @@ def test_session_notes_link_both_ways_to_what_they_name(vault: VaultService) -> 
     deploy = vault.create("Deploy order", "migrations first")
     notes = save_session_notes(
         vault,
-        f"Fixed the deploy; see [[deploy-order]] and {deploy.id}.",
-        highlights=["found the race"],
-        next_steps=["add a canary"],
-        decisions=["keep order"],
+        SessionFields(
+            f"Fixed the deploy; see [[deploy-order]] and {deploy.id}.",
+            highlights=["found the race"],
+            next_steps=["add a canary"],
+            decisions=["keep order"],
+        ),
     )
     assert notes.memory.category == "session"
     assert re.fullmatch(r"Session \d{4}-\d{2}-\d{2} \d{2}:\d{2}", notes.memory.title)

@@ -58,7 +58,7 @@ def test_write_read_edit_link_list_search_rm(vault_dir: Path) -> None:
 
     code, out, _ = run(vault_dir, "edit", "Deploy gotcha", "--title", "Deploy order", "--json")
     assert json.loads(out)["path"] == "gotcha/deploy-order.md"
-    assert "[[deploy-order|Deploy gotcha]]" in (vault_dir / "release-process.md").read_text()
+    assert "[[deploy-order|Deploy order]]" in (vault_dir / "release-process.md").read_text()
 
     code, out, _ = run(vault_dir, "search", "migrations deploy", "--json")
     result = json.loads(out)["results"][0]

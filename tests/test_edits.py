@@ -130,7 +130,7 @@ def test_a_half_written_file_is_never_the_base_of_an_edit(
 
     monkeypatch.setattr("memvault.store.time.sleep", finish_the_write)
     vault.update(memory.id, edit=BodyEdit(append="from memvault"))
-    assert note.read_text(encoding="utf-8") == whole + "from memvault\n"
+    assert note.read_text(encoding="utf-8") == whole + "\nfrom memvault\n"
 
 
 def test_an_edit_keeps_the_files_mode_and_owner(vault: VaultService, vault_dir: Path) -> None:

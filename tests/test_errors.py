@@ -57,6 +57,10 @@ async def test_tool_errors_give_the_reason_and_the_next_step(vault_dir: Path) ->
             one_line_with(await error(tool, args), "holds a NUL character", "pass a memory's id")
         one_line_with(
             await error("read_mem", {"id": "Kept"}),
+            "read_mem has no parameter 'id' (did you mean 'identifier'?)",
+        )
+        one_line_with(
+            await error("read_mem", {}),
             "invalid arguments: identifier: Field required",
             "input schema",
         )

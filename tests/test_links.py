@@ -132,6 +132,8 @@ def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -
 
 
 HAND = "See [[old-name|this]] and [[Old name]].\n"
+# The link by title keeps its words as display text (test_link_words.py).
+RENAMED = "See [[new-name|this]] and [[new-name|Old name]].\n"
 
 
 @pytest.fixture
@@ -161,7 +163,7 @@ def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
     reopened = VaultService.open(Settings(vault=half_renamed))
     assert (half_renamed / "hand.md").read_text() == HAND
     assert reopened.maintain().finished_renames == ["finished renaming old-name.md to new-name.md"]
-    assert (half_renamed / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
+    assert (half_renamed / "hand.md").read_text() == RENAMED
     assert reopened.check().broken_links == []
     assert not list((half_renamed / ".memvault" / "journal").iterdir())
     reopened.close()
@@ -172,7 +174,7 @@ def test_the_next_write_finishes_a_rename_a_crash_cut_short_first(
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="memvault"):
         vault.create("Unrelated", "a write of anything")
-    assert (half_renamed / "hand.md").read_text() == "See [[new-name|this]] and [[new-name]].\n"
+    assert (half_renamed / "hand.md").read_text() == RENAMED
     assert [r.message for r in caplog.records] == [
         "finished renaming old-name.md to new-name.md (interrupted earlier)"
     ]

@@ -47,6 +47,7 @@ TOOLS = {
     "get_context",
     "export_mem",
     "save_session_notes",
+    "get_stats",
 }
 
 
@@ -70,6 +71,7 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         "get_current_date",
         "get_context",
         "export_mem",
+        "get_stats",
     ):
         assert tools[name].annotations.read_only_hint is True  # type: ignore[union-attr]
     for name in ("delete_mem", "edit_mem"):
@@ -94,9 +96,10 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         "score": 1.0,
     }
     hit |= {"snippet": "", "updated_at": None, "last_reviewed": None, "scope": None, "age": ""}
-    jsonschema.validate({"results": [hit], "total": 1}, search)
+    page = {"total": 1, "offset": 0, "has_more": False}
+    jsonschema.validate({"results": [hit | {"relevance": 0.5}], **page}, search)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"results": [hit | {"category": 3}], "total": 1}, search)
+        jsonschema.validate({"results": [hit | {"category": 3}], **page}, search)
 
 
 async def test_every_tool_over_stdio(vault_dir: Path) -> None:
@@ -259,8 +262,8 @@ async def test_error_paths_are_tool_errors_that_say_what_to_do(vault_dir: Path) 
 
         assert "no memory 'nothing'" in await error("read_mem", {"identifier": "nothing"})
         await session.call_tool("write_mem", {"title": "Payment retry policies", "content": "y"})
-        near = await error("read_mem", {"identifier": "Payment retry polcy"})
-        assert re.search(r"did you mean 'Payment retry policy' \(0\.\d\d\), 'Payment", near)
+        near = await error("read_mem", {"identifier": "Payment retry"})
+        assert re.search(r"did you mean 'Payment retry polic\w+' \(0\.\d\d\), 'Payment", near)
         assert "no memory" in await error("delete_mem", {"id": "Payment retry polcy"})
         assert "no memory" in await error("edit_mem", {"id": "Payment retry polcy", "content": "x"})
         assert "invalid arguments: limit: Input should be greater than or equal to 1" in (

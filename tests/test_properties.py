@@ -32,7 +32,7 @@ from memvault.markdown import (
     rewrite_links,
 )
 from memvault.model import OWNED_KEYS, Limits, clean_tags, clean_title
-from memvault.records import Filter, SearchPage
+from memvault.records import Filter, SearchPage, TimeField
 from memvault.search import parse_query
 from memvault.vault import VaultService
 
@@ -93,9 +93,21 @@ def title_or_skip(raw: str) -> str:
 
 
 titles = yaml_ish_text.map(title_or_skip)
-tag_lists = st.lists(yaml_ish_text.map(lambda s: s[:50]), max_size=6).map(
-    lambda raw: clean_tags(raw, LIMITS)
-)
+
+
+def tags_or_skip(raw: list[str]) -> list[str]:
+    """The tags as memvault would store them; lists it would refuse are not the case here."""
+    try:
+        return clean_tags(raw, LIMITS)
+    except MemvaultError:
+        assume(False)
+        raise  # unreachable: assume(False) raises
+
+
+tag_lists = st.lists(
+    st.one_of(yaml_ish_text, st.from_regex(r"[\w/-]{1,20}", fullmatch=True)).map(lambda s: s[:50]),
+    max_size=6,
+).map(tags_or_skip)
 
 # Unknown keys a person (or a plugin) might keep in a note's frontmatter.
 unknown_keys = st.one_of(
@@ -556,26 +568,40 @@ def filter_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultServ
     service.close()
 
 
+CATEGORIES = [*FOLDERS[1:], "WORK", "work/", "archive/", "A_B", "Work Alpha"]
+
+
 @SLOW
 @given(
-    category=st.sampled_from([None, *FOLDERS[1:], "WORK", "work/", "archive/"]),
+    category=st.one_of(
+        st.sampled_from([None, *CATEGORIES]),
+        st.lists(st.sampled_from(CATEGORIES), max_size=3).map(tuple),
+    ),
     tags=st.lists(st.sampled_from([*TAGS, "#ops", "ops/", "inline", "INLINE/1"]), max_size=2),
-    scope=st.sampled_from([*SCOPES, "Acme"]),
+    scope=st.one_of(
+        st.sampled_from([*SCOPES, "Acme"]),
+        st.lists(st.sampled_from(["acme", "Beta", "gamma"]), max_size=2).map(tuple),
+    ),
     only_scope=st.booleans(),
     archived=st.sampled_from([False, True, None]),
+    since=st.sampled_from([None, "7d", "2030-01-01"]),
+    time_field=st.sampled_from(["updated", "created"]),
 )
 def test_filtered_search_covers_what_the_filtered_listing_covers(
     filter_vault: VaultService,
-    category: str | None,
+    category: str | tuple[str, ...] | None,
     tags: list[str],
-    scope: str | None,
+    scope: str | tuple[str, ...] | None,
     only_scope: bool,
     archived: bool | None,
+    since: str | None,
+    time_field: TimeField,
 ) -> None:
     """Given notes in folders, tags and scopes that differ in case, depth and archive state,
-    when every note matches the query and a filter is applied,
+    when every note matches the query and a filter is applied (categories and scopes one or
+    several, in any spelling, and a time window),
     then search finds (and counts) exactly the notes the listing with that filter gives."""
-    where = Filter(category, tuple(tags), scope, only_scope, archived)
+    where = Filter(category, tuple(tags), scope, only_scope, archived, since, None, time_field)
     listed, total = filter_vault.list_memories(where, limit=10_000)
     page = filter_vault.search("shared word", limit=10_000, where=where)
     assert sorted(hit.path for hit in page.results) == sorted(row.path for row in listed)

@@ -105,10 +105,29 @@ def test_a_listing_filter_is_sql_on_notes() -> None:
     assert where == (
         " AND NOT (n.folder = 'archive' OR substr(n.folder, 1, 8) = 'archive/')"
         " AND (n.expires_at IS NULL OR n.expires_at > ?)"
-        " AND (n.scope = ? COLLATE NOCASE OR n.scope IS NULL)"
+        " AND (n.scope COLLATE NOCASE IN (?) OR n.scope IS NULL)"
         " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
         " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"
         " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
     )
     assert params == ["NOW", "shop", "work", 5, "work/", "ops", 4, "ops/"]
     assert filter_sql(Filter(archived=None), "NOW") == ("", [])
+    several = Filter(
+        category=("Arch_Decision", "gotcha"),
+        scope=("shop", "shared"),
+        only_scope=True,
+        archived=None,
+        since="2024-01-01T00:00:00Z",
+        until="2024-02-01T00:00:00Z",
+        time_field="created",
+    )
+    under = "lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?"
+    created = "coalesce(n.created_at, n.updated_at)"
+    assert filter_sql(several, "NOW") == (
+        " AND (n.scope COLLATE NOCASE IN (?, ?))"
+        f" AND ({under} OR {under} OR {under})"
+        f" AND {created} >= ? AND {created} < ?",
+        ["shop", "shared", "arch_decision", 14, "arch_decision/", "arch-decision", 14,
+         "arch-decision/", "gotcha", 7, "gotcha/", "2024-01-01T00:00:00Z",
+         "2024-02-01T00:00:00Z"],
+    )  # fmt: skip

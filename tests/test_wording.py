@@ -24,7 +24,7 @@ def anyio_backend() -> str:
 
 def test_cli_errors_name_cli_options_and_commands(vault_dir: Path) -> None:
     assert run(vault_dir, "read", "nothing-here")[2] == (
-        "error: no memory 'nothing-here'; search for it with `memvault search`\n"
+        "error: no memory 'nothing-here'; use `memvault search` to find memories by what they say\n"
     )
     assert run(vault_dir, "write", "--title", "Deploy order", "Migrations first, twice.")[0] == 0
     code, _, err = run(vault_dir, "write", "--title", "Deploy order", "Other text.")
@@ -65,7 +65,9 @@ async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
         error = partial(tool_error, session)
         missing = await error("read_mem", {"identifier": "nothing-here"})
-        assert missing.endswith("no memory 'nothing-here'; search for it with search_mem")
+        assert missing.endswith(
+            "no memory 'nothing-here'; use search_mem to find memories by what they say"
+        )
         await session.call_tool("write_mem", {"title": "Deploy order", "content": "a b a"})
         duplicate = await error("write_mem", {"title": "Deploy order", "content": "Other."})
         assert "edit it with edit_mem, or pass allow_duplicate=true to keep both" in duplicate
@@ -106,7 +108,7 @@ def test_cli_counts_and_times_read_as_a_person_says_them(vault_dir: Path) -> Non
     assert run(vault_dir, "search", "retries")[2] == "1 memory matches 'retries'.\n"
     run(vault_dir, "write", "--title", "Retry budget", "Retries cost money.")
     assert run(vault_dir, "search", "retries", "--limit", "1")[2] == (
-        "2 memories match 'retries'; showing number 1.\n"
+        "2 memories match 'retries'; showing number 1.\nMore match: --offset 1.\n"
     )
     assert run(vault_dir, "list", "--offset", "1")[2] == "2 memories; showing number 2.\n"
     assert run(vault_dir, "list", "--offset", "5")[2] == "2 memories; none past 5.\n"
@@ -157,4 +159,4 @@ async def test_the_memory_resource_takes_a_path_and_says_not_found(vault_dir: Pa
         assert missing.value.error.code == INVALID_PARAMS
         assert missing.value.error.message.startswith("no memory 'decision/nothing.md'")
         templates = (await session.list_resource_templates()).resource_templates
-        assert [t.uri_template for t in templates] == ["memvault://memory/{+id}"]
+        assert "memvault://memory/{+id}" in [t.uri_template for t in templates]

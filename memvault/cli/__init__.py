@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
 import click
+from click.core import ParameterSource
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError, NotFound
-from ..records import Filter
+from ..policies import load_policies
+from ..secret_scan import POLICIES
 from ..vault import VaultService
 from .terminal import stdin_text, with_progress
 
@@ -153,16 +156,27 @@ def main(
         format="%(levelname)s %(name)s: %(message)s",
     )
     ctx.meta["memvault.debug"] = debug
-    given = ctx.get_parameter_source("vault") != click.core.ParameterSource.DEFAULT
-    ctx.meta["memvault.vault_must_exist"] = given and not create
+
+    def given(name: str) -> bool:
+        """Whether an option was set by a flag or the environment, not left at its default."""
+        return ctx.get_parameter_source(name) is not ParameterSource.DEFAULT
+
+    ctx.meta["memvault.vault_must_exist"] = given("vault") and not create
+    settings = Settings(
+        vault=vault, index_path=index_path, query_timeout=query_timeout, embed_model=embed_model
+    )
+    policies = load_policies(settings.state_dir)
     always_categories = tuple(c.strip() for c in always.split(",") if c.strip())
-    context_settings = ContextSettings(always=always_categories, stale_days=stale_days)
-    ctx.obj = Settings(
-        vault=vault,
-        index_path=index_path,
-        query_timeout=query_timeout,
-        embed_model=embed_model,
-        context=context_settings,
+    ctx.obj = replace(
+        settings,
+        policies=policies,
+        context=ContextSettings(
+            always=always_categories
+            if given("always") or policies.always is None
+            else policies.always,
+            stale_days=stale_days if given("stale_days") else policies.stale_days or stale_days,
+            recent_days=policies.recent_days or ContextSettings.recent_days,
+        ),
     )
 
 
@@ -209,33 +223,67 @@ def read_content(content: str | None) -> str | None:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-tag_option = click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+
+
+def split_tags(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """`--tag a,b` and `--tag "a b"` give two tags, as `--tag a --tag b` does."""
+    return tuple(tag for value in values for tag in re.split(r"[,\s]+", value) if tag)
+
+
+tag_option = click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    callback=split_tags,
+    help="A tag (repeat, or separate tags with commas or spaces).",
+)
+secrets_option = click.option(
+    "--secrets",
+    type=click.Choice(POLICIES),
+    default="refuse",
+    show_default=True,
+    help="Text holding a secret: refuse it, or store it as [redacted: KIND].",
+)
 
 
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--category, --tag, --scope, --only-scope, --archived: which memories a command covers."""
+    """--category, --tag, --scope, --only-scope, --archived, --since, --until, --time-field:
+    which memories a command covers."""
     for option in reversed(
         (
-            click.option("--category", default=None, help="Only this category (and below it)."),
+            click.option(
+                "--category",
+                multiple=True,
+                help="Only this category (and below it); repeat for any of several.",
+            ),
             tag_option,
-            click.option("--scope", default=None, help="This scope's memories plus global ones."),
+            click.option(
+                "--scope",
+                multiple=True,
+                help="This scope's memories plus global ones; repeat for several.",
+            ),
             click.option("--only-scope", is_flag=True, help="With --scope: leave out global ones."),
             click.option("--archived", is_flag=True, help="The archive instead of live memories."),
+            click.option(
+                "--since",
+                default=None,
+                help="Changed since: an ISO date or datetime, or 7d, 2w, 3 months, yesterday, "
+                "last week, this month...",
+            ),
+            click.option("--until", default=None, help="Changed before (same forms as --since)."),
+            click.option(
+                "--time-field",
+                type=click.Choice(["updated", "created"]),
+                default="updated",
+                show_default=True,
+                help="The time --since and --until read.",
+            ),
         )
     ):
         command = option(command)
     return command
-
-
-def make_filter(
-    category: str | None,
-    tags: tuple[str, ...],
-    scope: str | None,
-    only_scope: bool,
-    archived: bool | None,
-) -> Filter:
-    """The Filter that `filter_options` describe."""
-    return Filter(category, tags, scope, only_scope, archived)
 
 
 # The commands register themselves on `main` when their modules are imported.

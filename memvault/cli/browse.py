@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import click
 
 from ..briefing import build_briefing
-from ..records import SearchMode
-from ..text import hit_line, list_heading, note_line, search_heading
-from ..words import memories
-from . import emit, filter_options, json_option, main, make_filter, service, settings_of
+from ..records import Filter, SearchMode
+from ..text import hit_line, list_heading, note_line, search_heading, stats_text
+from . import emit, filter_options, json_option, main, service, settings_of
 from .terminal import show
 
 
@@ -25,6 +25,13 @@ from .terminal import show
     help="By words and meaning (hybrid), words only or meaning only [default: hybrid once "
     "notes are embedded, else keyword].",
 )
+@click.option(
+    "--min-relevance",
+    default=0.0,
+    type=click.FloatRange(0, 1),
+    help="Leave out hits less relevant than this (0..1; see README).",
+)
+@click.option("--prefer-recent", is_flag=True, help="Break near-ties toward newer memories.")
 @filter_options
 @json_option
 @click.pass_context
@@ -35,12 +42,15 @@ def search(
     limit: int,
     offset: int,
     mode: SearchMode | None,
+    min_relevance: float,
+    prefer_recent: bool,
     as_json: bool,
     **filters: Any,
 ) -> None:
     """Search: plain questions by words and meaning; "exact phrases", prefix*, -excluded, OR."""
+    where = Filter.of(**filters)
     with service(ctx) as vault:
-        page = vault.search(query, limit, offset, make_filter(**filters), mode)
+        page = vault.search(query, limit, offset, where, mode, min_relevance, prefer_recent)
     if as_json:
         from ..output import SearchOut
 
@@ -48,7 +58,9 @@ def search(
         return
     for hit in page.results:
         show(hit_line(hit))
-    click.echo(search_heading(page, query, offset), err=True)
+    click.echo(search_heading(page, query), err=True)
+    if page.has_more:
+        click.echo(f"More match: --offset {page.offset + len(page.results)}.", err=True)
 
 
 @main.command(name="list")
@@ -65,7 +77,7 @@ def list_(
 ) -> None:
     """List memories, newest first by default (--sort usage: most used first)."""
     with service(ctx) as vault:
-        rows, total = vault.list_memories(make_filter(**filters), sort, limit, offset)
+        rows, total = vault.list_memories(Filter.of(**filters), sort, limit, offset)
     if as_json:
         from ..output import ListOut
 
@@ -77,14 +89,29 @@ def list_(
 
 
 @main.command()
-@click.option("--scope", default=None)
+@click.option("--scope", "scopes", multiple=True, help="A scope (repeat for several).")
 @click.option("--max-tokens", default=2000, show_default=True, type=click.IntRange(100))
+@click.option(
+    "--recent-days",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="What counts as changed recently [default: 7].",
+)
 @json_option
 @click.pass_context
-def context(ctx: click.Context, scope: str | None, max_tokens: int, as_json: bool) -> None:
+def context(
+    ctx: click.Context,
+    scopes: tuple[str, ...],
+    max_tokens: int,
+    recent_days: float | None,
+    as_json: bool,
+) -> None:
     """The session briefing an assistant gets from get_context."""
+    settings = settings_of(ctx).context
+    if recent_days is not None:
+        settings = replace(settings, recent_days=recent_days)
     with service(ctx) as vault:
-        briefing = build_briefing(vault, scope, max_tokens, settings_of(ctx).context)
+        briefing = build_briefing(vault, scopes, max_tokens, settings)
     if as_json:
         from ..output import ContextOut
 
@@ -102,17 +129,6 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     with service(ctx) as vault:
         figures = vault.stats()
     if as_json:
-        emit(figures)
+        emit(figures)  # the fields of get_stats's StatsOut, without importing pydantic
         return
-    click.echo(f"{memories(figures.memories)}, {figures.bytes:,} bytes")
-    for name, counts in (
-        ("by category", figures.by_category),
-        ("by scope", figures.by_scope),
-        ("by tag", figures.by_tag),
-    ):
-        click.echo(f"{name}: {', '.join(f'{key} {n}' for key, n in counts.items()) or '-'}")
-    never = figures.never_used
-    shown = ", ".join(never[:10]) + ("..." if len(never) > 10 else "")
-    click.echo(
-        f"never used: {memories(len(never), none='none')}" + (f" ({shown})" if never else "")
-    )
+    click.echo(stats_text(figures))

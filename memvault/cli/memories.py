@@ -6,10 +6,21 @@ import click
 
 from ..errors import Invalid
 from ..markdown import BodyEdit
-from ..session_notes import save_session_notes
+from ..secret_scan import SecretPolicy
+from ..session_notes import SessionFields, save_session_notes
 from ..text import ReadFormat, links_removed, plain_text
 from ..words import memories
-from . import EXIT_ERROR, emit, json_option, main, read_content, service, tag_option
+from . import (
+    EXIT_ERROR,
+    emit,
+    json_option,
+    main,
+    read_content,
+    secrets_option,
+    service,
+    split_tags,
+    tag_option,
+)
 from .terminal import confirmed, show
 
 
@@ -21,6 +32,7 @@ from .terminal import confirmed, show
 @click.option("--expires-at", default=None, help="ISO date after which it is archived.")
 @click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None)
 @click.option("--allow-duplicate", is_flag=True, help="Keep it even if it repeats another.")
+@secrets_option
 @click.argument("content", required=False, default="-")
 @json_option
 @click.pass_context
@@ -33,6 +45,7 @@ def write(
     expires_at: str | None,
     ttl_days: float | None,
     allow_duplicate: bool,
+    secrets: SecretPolicy,
     content: str,
     as_json: bool,
 ) -> None:
@@ -44,7 +57,7 @@ def write(
         )
     with service(ctx) as vault:
         memory = vault.create(
-            title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate
+            title, body, list(tags), category, scope, expires_at, ttl_days, allow_duplicate, secrets
         )
     if as_json:
         from ..output import Written
@@ -98,13 +111,20 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat, as_json: bool) ->
 @click.option("--find", default=None, help="Exact text to replace (with --replace).")
 @click.option("--replace", default=None, help="Replacement for --find.")
 @click.option("--expected-count", type=int, default=None, help="How often --find must occur.")
-@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for several).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    callback=split_tags,
+    help="Replace the tags (repeat, or separate tags with commas or spaces).",
+)
 @click.option("--category", default=None)
 @click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
 @click.option(
     "--expected-version", default=None, help="Refuse unless the memory is still this version."
 )
 @click.option("--allow-duplicate", is_flag=True, help="Keep a title another memory has.")
+@secrets_option
 @json_option
 @click.pass_context
 def edit(
@@ -122,6 +142,7 @@ def edit(
     expected_updated_at: str | None,
     expected_version: str | None,
     allow_duplicate: bool,
+    secrets: SecretPolicy,
     as_json: bool,
 ) -> None:
     """Change a memory's title (renames), text, tags or category (moves)."""
@@ -143,6 +164,7 @@ def edit(
             expected_updated_at=expected_updated_at,
             expected_version=expected_version,
             allow_duplicate=allow_duplicate,
+            secrets=secrets,
         )
     if as_json:
         from ..output import Edited
@@ -231,7 +253,16 @@ def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
 @click.option("--highlight", "highlights", multiple=True)
 @click.option("--decision", "decisions", multiple=True)
 @click.option("--next-step", "next_steps", multiple=True)
+@click.option("--open-question", "open_questions", multiple=True)
+@click.option(
+    "--property",
+    "properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A free field kept in the frontmatter, such as flow=focused (repeat for several).",
+)
 @click.option("--scope", default=None)
+@secrets_option
 @json_option
 @click.pass_context
 def session_notes(
@@ -240,14 +271,23 @@ def session_notes(
     highlights: tuple[str, ...],
     decisions: tuple[str, ...],
     next_steps: tuple[str, ...],
+    open_questions: tuple[str, ...],
+    properties: tuple[str, ...],
     scope: str | None,
+    secrets: SecretPolicy,
     as_json: bool,
 ) -> None:
     """Save dated session notes, linked with the memories they name."""
+    fields = SessionFields(
+        summary,
+        list(highlights),
+        list(decisions),
+        list(next_steps),
+        list(open_questions),
+        dict(key_value(item) for item in properties),
+    )
     with service(ctx) as vault:
-        notes = save_session_notes(
-            vault, summary, list(highlights), list(next_steps), list(decisions), scope
-        )
+        notes = save_session_notes(vault, fields, scope, secrets)
     if as_json:
         from ..output import SessionOut
 
@@ -255,3 +295,11 @@ def session_notes(
     else:
         linked = memories(len(notes.linked), none="no other memory")
         click.echo(f"{notes.memory.id}  {notes.memory.path} (linked with {linked})")
+
+
+def key_value(item: str) -> tuple[str, str]:
+    """`KEY=VALUE` as a pair; a usage error for anything else."""
+    key, sign, value = item.partition("=")
+    if not sign or not key.strip():
+        raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--property")
+    return key.strip(), value

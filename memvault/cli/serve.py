@@ -113,6 +113,13 @@ def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     help="Logs go to stderr.",
 )
+@click.option(
+    "--scope",
+    envvar="MEMVAULT_SCOPE",
+    default=None,
+    help="Default scope of the tools' reads and writes when a call names none "
+    "(env MEMVAULT_SCOPE).",
+)
 @http_limit_options
 @click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
 @click.pass_context
@@ -123,6 +130,7 @@ def serve(
     port: int,
     token: str | None,
     log_level: str,
+    scope: str | None,
     header_timeout: float,
     idle_timeout: int,
     max_connections: int,
@@ -136,7 +144,7 @@ def serve(
     settings = settings_of(ctx)
     limits = (header_timeout, idle_timeout, max_connections)
     with suppress(KeyboardInterrupt):  # Ctrl-C: a normal stop, exit 0
-        run_server(settings, transport, host, port, token, log_level, limits, not no_watch)
+        run_server(settings, transport, host, port, token, log_level, limits, not no_watch, scope)
 
 
 def run_server(
@@ -148,9 +156,10 @@ def run_server(
     log_level: str,
     limits: tuple[float, int, int],
     watch: bool,
+    scope: str | None = None,
 ) -> None:
-    """Start the vault and serve it until stopped; over HTTP the port is taken before the
-    "serving" line, so a busy one is the only thing said."""
+    """Start the vault and serve it until stopped (`scope`: the tools' default scope); over
+    HTTP the port is taken before the "serving" line, so a busy one is the only thing said."""
     # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
     # that): unwinding through the worker pool below would end with a traceback.
     signal.signal(signal.SIGINT, quit_starting)
@@ -166,7 +175,7 @@ def run_server(
     for line in done.lines():
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, watch):
-        server = build_server(vault, cast(LogLevel, log_level), settings.context)
+        server = build_server(vault, cast(LogLevel, log_level), settings.context, scope or None)
         signal.signal(signal.SIGTERM, partial(stop, vault))
         if transport == "http":
             listening = bind(host, port)

@@ -7,9 +7,10 @@ from typing import Any, TextIO
 
 import click
 
-from ..records import CheckReport, Maintenance, SemanticStatus, Skipped
+from ..records import CheckReport, Filter, Maintenance, SemanticStatus, Skipped
+from ..secret_scan import SecretPolicy
 from ..words import count, memories
-from . import EXIT_ERROR, emit, filter_options, json_option, main, make_filter, service
+from . import EXIT_ERROR, emit, filter_options, json_option, main, secrets_option, service
 from .terminal import with_progress
 
 
@@ -95,12 +96,15 @@ def sync(ctx: click.Context, as_json: bool) -> None:
 
 @main.command()
 @click.option("--fix", is_flag=True, help="Repair one-sided links and duplicate ids.")
+@click.option(
+    "--secrets", is_flag=True, help="Also report files holding secrets (kind and line only)."
+)
 @json_option
 @click.pass_context
-def check(ctx: click.Context, fix: bool, as_json: bool) -> None:
+def check(ctx: click.Context, fix: bool, secrets: bool, as_json: bool) -> None:
     """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
     with service(ctx, fill=False) as vault:
-        out = vault.check(fix=fix)
+        out = vault.check(fix=fix, secrets=secrets)
         semantic = vault.semantic_status()
     if as_json:
         emit(out)
@@ -130,6 +134,8 @@ def echo_check(out: CheckReport) -> None:
             f"ambiguous link: {ambiguous.source} -> [[{ambiguous.target}]] could be "
             + ", ".join(ambiguous.candidates)
         )
+    for secret in out.secrets:
+        click.echo(f"secret: {secret.path}:{secret.line}: {secret.kind}")
     if out.clean:
         click.echo("vault is clean")
 
@@ -160,7 +166,7 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
     fmt = "json" if as_json else fmt
     from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
 
-    where = make_filter(**{**filters, "archived": filters["archived"] or None})
+    where = Filter.of(**{**filters, "archived": filters["archived"] or None})
     with service(ctx) as vault:
         for chunk in dump(export_records(vault, where), fmt):
             click.echo(chunk, nl=False)
@@ -168,15 +174,17 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
 
 @main.command(name="import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
+@secrets_option
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, file: TextIO, as_json: bool) -> None:
-    """Import an export (JSON or JSON Lines): new ids are created, others reported."""
+def import_(ctx: click.Context, file: TextIO, secrets: SecretPolicy, as_json: bool) -> None:
+    """Import an export (JSON or JSON Lines): new ids are created, others reported (a memory
+    holding a secret too, unless --secrets redact)."""
     from ..exchange import import_records, load  # builds on output.py's models (pydantic)
 
     records = load(file.read())
     with service(ctx) as vault:
-        report = import_records(vault, records)
+        report = import_records(vault, records, secrets)
     if as_json:
         emit(report)
     else:

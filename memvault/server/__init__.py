@@ -17,6 +17,7 @@ from .common import Server
 from .context import ContextTools
 from .links import LinkTools
 from .memories import MemoryTools
+from .prompts import Prompts
 from .resources import Resources
 from .search import SearchTools
 
@@ -43,12 +44,15 @@ def build_server(
     vault: VaultService,
     log_level: LogLevel = "WARNING",
     context_settings: ContextSettings | None = None,
+    scope: str | None = None,
 ) -> MCPServer:
-    """An MCP server whose tools and resources act on `vault`."""
+    """An MCP server whose tools, resources and prompts act on `vault`; `scope` is the default
+    scope of its reads and writes (`serve --scope`)."""
     mcp = Server("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
-    MemoryTools(vault).register(mcp)
+    MemoryTools(vault, scope).register(mcp)
     LinkTools(vault).register(mcp)
-    SearchTools(vault).register(mcp)
-    ContextTools(vault, context_settings).register(mcp)
-    Resources(vault, context_settings).register(mcp)
+    SearchTools(vault, scope).register(mcp)
+    ContextTools(vault, context_settings, scope).register(mcp)
+    Resources(vault, context_settings, scope).register(mcp)
+    Prompts(vault, context_settings).register(mcp)
     return mcp

@@ -10,11 +10,12 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 from ..errors import MemvaultError
 from ..vault import VaultService
+from .arguments import unknown_arguments
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -26,8 +27,11 @@ IDEMPOTENT = ToolAnnotations(
 )
 
 log = logging.getLogger(__name__)
+CLOSED = {"additionalProperties": False}
 
 _SPEC = "_memvault_tool"
+# A scope or category parameter: one name or several (any of them).
+Names = str | list[str] | None
 Method = TypeVar("Method", bound=Callable[..., Any])
 
 
@@ -42,13 +46,27 @@ def tool_errors() -> Iterator[None]:
 
 class Server(MCPServer[Any]):
     """The SDK's server, with every failed tool call answered in one line that says what went
-    wrong and what to do: arguments that do not fit the input schema, field by field (the SDK
-    gives pydantic's text, with links to its docs), and a crash with its reason (the SDK says
-    only "Error executing tool X"; the traceback goes to the log on stderr)."""
+    wrong and what to do: an argument the tool does not take, with the parameter it likely
+    meant (the SDK drops it silently); arguments that do not fit the input schema, field by
+    field (the SDK gives pydantic's text, with links to its docs); and a crash with its reason
+    (the SDK says only "Error executing tool X"; the traceback goes to the log on stderr)."""
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools, each input schema closed (`additionalProperties: false`): `call_tool`
+        refuses an argument the schema does not name."""
+        return [
+            tool.model_copy(update={"input_schema": {**tool.input_schema, **CLOSED}})
+            for tool in await super().list_tools()
+        ]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        schema = self._tool_input_schema(name)
+        if schema is not None:
+            problem = unknown_arguments(name, arguments, schema.get("properties", {}))
+            if problem:
+                raise ToolError(f"Error executing tool {name}: {problem}")
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
@@ -119,10 +137,17 @@ def tool(
 class ToolGroup:
     """A group of tools over one vault: each method marked with `tool` becomes an MCP tool, in
     the order the class defines them (the SDK reads the bound method's signature, without
-    `self`, for the input and output schemas)."""
+    `self`, for the input and output schemas). `scope` is the server's default scope
+    (`serve --scope`): a call that names none reads and writes there."""
 
-    def __init__(self, vault: VaultService) -> None:
+    def __init__(self, vault: VaultService, scope: str | None = None) -> None:
         self.vault = vault
+        self.scope = scope
+
+    def scoped(self, scope: Names) -> Names:
+        """The scope or scopes a call names, or the server's default when it names none (an
+        empty name or list names none: every scope for a read, global for a write)."""
+        return self.scope if scope is None else scope
 
     def register(self, mcp: MCPServer) -> None:
         """Add this group's marked methods to `mcp` as tools."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from mcp.types import CallToolResult
@@ -10,17 +11,23 @@ from pydantic import Field
 from ..briefing import build_briefing
 from ..config import ContextSettings
 from ..output import ContextOut, DateOut, SessionOut
-from ..session_notes import save_session_notes
+from ..secret_scan import SecretPolicy
+from ..session_notes import SessionFields, save_session_notes
 from ..vault import VaultService
 from ..words import memories
-from .common import READ, WRITE, ToolGroup, reply, tool, tool_errors
+from .common import READ, WRITE, Names, ToolGroup, reply, tool, tool_errors
+
+# A free property's value, as Obsidian keeps one: text, a number, a checkbox, or a list.
+PropertyValue = str | int | float | bool | list[str | int | float | bool]
 
 
 class ContextTools(ToolGroup):
     """get_context, save_session_notes and get_current_date."""
 
-    def __init__(self, vault: VaultService, settings: ContextSettings | None) -> None:
-        super().__init__(vault)
+    def __init__(
+        self, vault: VaultService, settings: ContextSettings | None, scope: str | None = None
+    ) -> None:
+        super().__init__(vault, scope)
         self.settings = settings
 
     @tool(
@@ -28,28 +35,36 @@ class ContextTools(ToolGroup):
         "Session briefing",
         READ,
         "Call at the start of a session: a compact briefing of what to know — gotchas, "
-        "memories of this scope, what changed in the last 7 days, and memories not "
-        "reviewed for a long time — each with its age and id, within max_tokens. "
-        'Example: get_context(scope="shop", max_tokens=1500)',
+        "memories of this scope (or scopes: a list, e.g. the project's and shared), what "
+        "changed in the last recent_days (7 unless the server says otherwise), and memories "
+        "not reviewed for a long time — each with its age and id, within max_tokens. "
+        'Example: get_context(scope=["shop", "shared"], max_tokens=1500, recent_days=3)',
     )
     def get_context(
         self,
-        scope: str | None = None,
+        scope: Names = None,
         max_tokens: Annotated[int, Field(ge=100, le=50_000)] = 2000,
+        recent_days: Annotated[float, Field(gt=0, le=36_500)] | None = None,
     ) -> Annotated[CallToolResult, ContextOut]:
+        settings = self.settings or ContextSettings()
+        if recent_days is not None:
+            settings = replace(settings, recent_days=recent_days)
         with tool_errors():
-            briefing = build_briefing(self.vault, scope, max_tokens, self.settings)
+            briefing = build_briefing(self.vault, self.scoped(scope), max_tokens, settings)
         return reply(ContextOut.of(briefing), briefing.text + f"\n(about {briefing.tokens} tokens)")
 
     @tool(
         "save_session_notes",
         "Save session notes",
         WRITE,
-        "At the end of a session, save what happened: a summary, and optionally "
-        "highlights, decisions and next steps. Name the memories involved as "
-        "[[wikilinks]] or ids and the notes get linked with them both ways. "
+        "At the end of a session, save what happened: a summary (its first sentence shows "
+        "in later briefings), and optionally highlights, decisions, next_steps and "
+        "open_questions (lists), and properties: free fields such as flow or tone, kept as "
+        "frontmatter keys. Name the memories involved as [[wikilinks]] or ids and the notes "
+        'get linked with them both ways. A secret in them is refused (secrets="redact" '
+        "stores it as [redacted: KIND]). "
         'Example: save_session_notes(summary="Fixed the flaky deploy; see '
-        '[[deploy-order]]", next_steps=["Add a canary"])',
+        '[[deploy-order]]", next_steps=["Add a canary"], properties={"flow": "focused"})',
     )
     def save_session_notes_tool(
         self,
@@ -58,10 +73,21 @@ class ContextTools(ToolGroup):
         next_steps: list[str] | None = None,
         decisions: list[str] | None = None,
         scope: str | None = None,
+        open_questions: list[str] | None = None,
+        properties: dict[str, PropertyValue] | None = None,
+        secrets: SecretPolicy = "refuse",
     ) -> Annotated[CallToolResult, SessionOut]:
+        fields = SessionFields(
+            summary,
+            highlights or [],
+            decisions or [],
+            next_steps or [],
+            open_questions or [],
+            dict(properties or {}),
+        )
         with tool_errors():
             notes = save_session_notes(
-                self.vault, summary, highlights, next_steps, decisions, scope
+                self.vault, fields, self.scope if scope is None else scope, secrets
             )
         memory = notes.memory
         linked = memories(len(notes.linked), none="no other memory")

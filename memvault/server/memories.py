@@ -6,10 +6,11 @@ from typing import Annotated
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
+from ..secret_scan import SecretPolicy
 from ..text import ReadFormat, links_removed
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
 
@@ -21,9 +22,17 @@ CATEGORY_GUIDE = (
     "(how the user likes things done), session (session notes)"
 )
 
+SECRETS_GUIDE = (
+    "Text holding a secret (a private key, a cloud access key, an API token, a JWT, a "
+    "password) is refused, naming its kind and line: save where the secret lives instead; "
+    'secrets="redact" stores it with each secret replaced by [redacted: KIND]. '
+)
+
 
 class Section(BaseModel):
     """A heading in the memory and the text to put under it (the heading line is kept)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     heading: str
     content: str
@@ -38,11 +47,13 @@ class MemoryTools(ToolGroup):
         WRITE,
         "Save a new memory: one durable fact, decision, gotcha, fix or preference per "
         "memory, with a specific title. category: " + CATEGORY_GUIDE + " (others allowed). "
-        "scope: the project, account or fleet it belongs to (omit for a global memory). "
+        "scope: the project, account or fleet it belongs to (omit for a global memory, or the "
+        "server's default scope when it has one; an empty scope then for global). "
         "expires_at (ISO date) or ttl_days for something true only for a while; it then "
         "moves to archive/. A memory with the same title or near-identical content is "
         "refused with the existing id (edit that one instead, or allow_duplicate=true). "
-        'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
+        + SECRETS_GUIDE
+        + 'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
         'tags=["payments"], category="decision", scope="shop")',
     )
     def write_mem(
@@ -55,10 +66,19 @@ class MemoryTools(ToolGroup):
         expires_at: str | None = None,
         ttl_days: Annotated[float, Field(gt=0)] | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
     ) -> Annotated[CallToolResult, Written]:
         with tool_errors():
             memory = self.vault.create(
-                title, content, tags, category, scope, expires_at, ttl_days, allow_duplicate
+                title,
+                content,
+                tags,
+                category,
+                self.scope if scope is None else scope,
+                expires_at,
+                ttl_days,
+                allow_duplicate,
+                secrets=secrets,
             )
         return reply(
             Written.of(memory), f"Saved {memory.title!r} as {memory.path} (id {memory.id})."
@@ -68,10 +88,11 @@ class MemoryTools(ToolGroup):
         "read_mem",
         "Read a memory",
         READ,
-        "Read one memory by id, path, slug, title or alias. An inexact name or key returns "
-        "the memory it clearly means, with confidence < 1 (substring 0.85+, typo 0.6+, a "
-        "match in the text 0.5 or less); when no match is clearly ahead it fails with the "
-        "candidates and their scores. Prefix category: to look in one category "
+        "Read one memory by id, path, slug, title or alias. An inexact name (a typo, other "
+        "word order, a missing word) returns the memory whose name it clearly means, with "
+        "confidence 0.6 to 0.95; otherwise it fails with the candidate names and their "
+        "scores. It never matches a memory's text: find by content with search_mem. Prefix "
+        "category: to look in one category "
         "(gotcha:deploy). format: markdown (default), plain (no markdown syntax) or json "
         '(every field, with raw frontmatter). Example: read_mem(identifier="payment-retries")',
     )
@@ -108,7 +129,8 @@ class MemoryTools(ToolGroup):
         "or list_mem gave) refuses the edit if the memory changed since; expected_updated_at "
         "does the same by time. A title another memory has is refused (allow_duplicate=true "
         "keeps both). "
-        'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
+        + SECRETS_GUIDE
+        + 'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
     )
     def edit_mem(
         self,
@@ -126,6 +148,7 @@ class MemoryTools(ToolGroup):
         expected_updated_at: str | None = None,
         expected_version: str | None = None,
         allow_duplicate: bool = False,
+        secrets: SecretPolicy = "refuse",
     ) -> Annotated[CallToolResult, Edited]:
         edit = BodyEdit(
             content=content,
@@ -153,6 +176,7 @@ class MemoryTools(ToolGroup):
                 expected_updated_at=expected_updated_at,
                 expected_version=expected_version,
                 allow_duplicate=allow_duplicate,
+                secrets=secrets,
             )
         return reply(
             Edited.of(memory),

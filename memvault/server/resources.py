@@ -11,6 +11,7 @@ from ..briefing import build_briefing
 from ..config import ContextSettings
 from ..errors import MemvaultError, NotFound
 from ..markdown import first_line
+from ..secret_scan import redacted
 from ..vault import VaultService
 
 RECENT = 20
@@ -19,23 +20,34 @@ RECENT = 20
 class Resources:
     """The vault's MCP resources; `register` publishes them."""
 
-    def __init__(self, vault: VaultService, settings: ContextSettings | None) -> None:
+    def __init__(
+        self, vault: VaultService, settings: ContextSettings | None, scope: str | None = None
+    ) -> None:
         self.vault = vault
         self.settings = settings
+        self.scope = scope
 
     def register(self, mcp: MCPServer) -> None:
-        """Publish each reader at its URI, named as its method (context, memory, recent)."""
+        """Publish each reader at its URI, named as its method (context, scoped_context,
+        memory, recent)."""
         published: tuple[tuple[str, Callable[..., str], str], ...] = (
             (
                 "memvault://context",
                 self.context,
-                "The session briefing (get_context with no scope).",
+                "The session briefing (get_context with no scope: the server's default scope).",
             ),
             (
+                "memvault://context/{+scope}",
+                self.scoped_context,
+                "The session briefing of a scope, or of several separated by commas "
+                "(memvault://context/shop,shared), with the global memories.",
+            ),
+            (
+                # {+id}: a path's slashes are kept (memvault://memory/decision/payment-retries.md)
                 "memvault://memory/{+id}",
                 self.memory,
-                "One memory's markdown file, by id, path (decision/payment-retries.md, its "
-                "slashes as they are) or slug.",
+                "One memory's markdown file, by id, path (slashes as they are), slug, title or "
+                "alias; percent-encode spaces (Deploy%20order).",
             ),
             (
                 "memvault://recent",
@@ -49,10 +61,14 @@ class Resources:
             )(read)
 
     def context(self) -> str:
-        return build_briefing(self.vault, None, 2000, self.settings).text
+        return build_briefing(self.vault, self.scope, 2000, self.settings).text
+
+    def scoped_context(self, scope: str) -> str:
+        """The briefing of the scopes the URI names (comma-separated)."""
+        return build_briefing(self.vault, tuple(scope.split(",")), 2000, self.settings).text
 
     def memory(self, id: str) -> str:
-        """A memory's file; a memory that does not exist is the protocol's "not found"."""
+        """The file of the memory `id` names exactly; a name no memory has is "not found"."""
         try:
             return self.vault.file_text(id)
         except NotFound as exc:
@@ -62,10 +78,12 @@ class Resources:
 
     def recent(self) -> str:
         rows, total = self.vault.list_memories(limit=RECENT)
-        lines = [f"# Recent memories ({len(rows)} of {total})" if rows else "# No memories yet", ""]
+        lines = [f"# Recent memories ({len(rows)} of {total})", ""]
         for row in rows:
             memory = self.vault.get(row.path)
             lines.append(
-                f"- **{row.title}** (id {row.id}, updated {row.age}): {first_line(memory.body)}"
+                redacted(
+                    f"- **{row.title}** (id {row.id}, updated {row.age}): {first_line(memory.body)}"
+                )
             )
         return "\n".join(lines) + "\n"

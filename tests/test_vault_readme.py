@@ -1,0 +1,65 @@
+"""The vault folder's own README.md describes the vault: it is not a memory, and memvault never
+writes a memory there. Personal memories in the repository's default vault stay out of git."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memvault.vault import VaultService
+
+from .conftest import write_file
+from .mcp_helpers import stdio_session, structured
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_vault_readme_is_not_a_memory(vault_dir: Path) -> None:
+    write_file(vault_dir, "README.md", "# About this vault\nEach memory is a markdown file.\n")
+    write_file(vault_dir, "notes/readme.md", "# A note named readme\nkept as a memory\n")
+    async with stdio_session(vault_dir) as session:
+        await session.call_tool("write_mem", {"title": "Deploy order", "content": "db first"})
+        briefing = structured(await session.call_tool("get_context", {}))
+        recent = await session.read_resource("memvault://recent")
+        listed = structured(await session.call_tool("list_mem", {}))
+        found = structured(await session.call_tool("search_mem", {"query": "markdown file"}))
+    assert "About this vault" not in briefing["briefing"]
+    assert "About this vault" not in recent.contents[0].text  # type: ignore[union-attr]
+    assert sorted(item["path"] for item in listed["items"]) == [
+        "deploy-order.md",
+        "notes/readme.md",
+    ]
+    assert found["total"] == 0
+
+
+def test_a_memory_titled_readme_is_never_written_over_the_vault_readme(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    write_file(vault_dir, "README.md", "# About this vault\n")
+    memory = vault.create("README", "a memory about readmes")
+    assert memory.path == "readme-2.md"
+    assert (vault_dir / "README.md").read_text() == "# About this vault\n"
+    assert vault.get(memory.id).body == "a memory about readmes\n"
+
+
+@pytest.mark.skipif(
+    shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs a git checkout"
+)
+def test_memories_in_the_default_vault_are_ignored_by_git() -> None:
+    def ignored(path: str) -> bool:
+        check = ["git", "-C", str(REPO), "check-ignore", "-q", "--no-index", path]
+        return subprocess.run(check, check=False).returncode == 0
+
+    assert ignored("memories/decision/payment-retries.md")
+    assert ignored("memories/a-note.md")
+    assert ignored("memories/.memvault/index.sqlite3")
+    assert not ignored("memories/README.md")
