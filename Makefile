@@ -19,8 +19,12 @@ $(STAMP): pyproject.toml
 compile: $(STAMP)
 	$(BIN)/python -m compileall -q memvault
 
+# `make run VAULT=~/notes PORT=3001` serves another folder on another port.
+VAULT ?= memories
+PORT ?= 3000
+
 run: compile
-	$(BIN)/memvault --vault memories serve --transport http --host 127.0.0.1 --port 3000
+	$(BIN)/memvault --vault "$(VAULT)" serve --transport http --host 127.0.0.1 --port $(PORT)
 
 # The web page (`memvault ui`: a free port, opens the browser).
 ui: compile

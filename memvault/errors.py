@@ -1,14 +1,25 @@
 """The error hierarchy: services raise these; the faces turn them into tool errors or CLI lines."""
 
+from .words import Face, Message, said
+
 
 class MemvaultError(Exception):
-    """Base of every error memvault raises on purpose; the message says what to do next."""
+    """Base of every error memvault raises on purpose; the message says what to do next. Its
+    text (`str`) names parameters as the tools do; `in_words("cli")` as the CLI does."""
+
+    def __init__(self, message: Message = ""):
+        super().__init__(said(message, "tool"))
+        self.message = message
+
+    def in_words(self, face: Face) -> str:
+        """The message in the words of `face` (see words.Term)."""
+        return said(self.message, face)
 
 
 class NotFound(MemvaultError):
     """No memory matches an identifier exactly."""
 
-    def __init__(self, message: str, suggestions: list[tuple[str, str, float]] | None = None):
+    def __init__(self, message: Message, suggestions: list[tuple[str, str, float]] | None = None):
         super().__init__(message)
         self.suggestions = suggestions or []
 
@@ -48,6 +59,6 @@ class TooSlow(MemvaultError):
 class Duplicate(Conflict):
     """A new memory would repeat an existing one (same title or near-identical content)."""
 
-    def __init__(self, message: str, existing_id: str):
+    def __init__(self, message: Message, existing_id: str):
         super().__init__(message)
         self.existing_id = existing_id

@@ -112,7 +112,12 @@ def import_records(
             created = vault.restore(record, secrets)
         except MemvaultError as exc:
             report.conflicts.append(
-                {"id": memory_id, "path": str(record.get("path")), "reason": str(exc)}
+                {
+                    "id": memory_id,
+                    "path": str(record.get("path")),
+                    # import is a command only: its reasons name CLI options (--secrets redact)
+                    "reason": exc.in_words("cli"),
+                }
             )
             continue
         usage = record.get("usage") or {}

@@ -10,6 +10,7 @@ import datetime as dt
 from . import clock
 from .errors import Invalid
 from .model import ARCHIVE
+from .words import param
 
 # The longest ttl_days: a hundred years (a date past year 9999 cannot be written at all).
 MAX_TTL_DAYS = 36_525
@@ -20,8 +21,11 @@ def expiry_from(expires_at: str | None, ttl_days: float | None) -> str | None:
     if ttl_days is not None:
         if not 0 < ttl_days <= MAX_TTL_DAYS:
             raise Invalid(
-                f"ttl_days must be more than 0 and at most {MAX_TTL_DAYS} (100 years), not"
-                f" {ttl_days}; leave it out for a memory that does not expire"
+                (
+                    param("ttl_days"),
+                    f" must be more than 0 and at most {MAX_TTL_DAYS} (100 years), not"
+                    f" {ttl_days}; leave it out for a memory that does not expire",
+                )
             )
         expires_at = clock.iso(clock.now() + dt.timedelta(days=ttl_days))
     return clean_expiry(expires_at)
@@ -39,8 +43,11 @@ def clean_expiry(expires_at: str | None) -> str | None:
         return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (ValueError, OverflowError) as exc:
         raise Invalid(
-            f"expires_at {text!r} is not an ISO date memvault can store; use e.g. 2025-01-31"
-            " or 2025-01-31T12:00:00Z"
+            (
+                param("expires_at"),
+                f" {text!r} is not an ISO date memvault can store; use e.g. 2025-01-31"
+                " or 2025-01-31T12:00:00Z",
+            )
         ) from exc
 
 

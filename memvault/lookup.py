@@ -16,6 +16,7 @@ from .index import Index
 from .model import Memory
 from .records import Filter, Recall, Snapshot, Suggestion
 from .store import VaultStore
+from .words import command
 
 SUGGESTIONS = 5
 # Every memory: a read finds archived and superseded ones too.
@@ -117,7 +118,8 @@ class Lookup:
 
     def not_found(self, identifier: str, suggestions: list[Suggestion]) -> NotFound:
         """The error for a name no memory has: the candidates by name with their confidence,
-        and where to look for a memory by what it says."""
+        and where to look for a memory by what it says (search_mem to a tool's caller,
+        `memvault search` on the command line)."""
         hint = (
             "; did you mean "
             + ", ".join(f"{s.title!r} ({s.score:.2f})" for s in suggestions)
@@ -126,8 +128,11 @@ class Lookup:
             else ";"
         )
         return NotFound(
-            f"no memory {identifier!r}{hint} use search_mem (memvault search) to find memories"
-            " by what they say",
+            (
+                f"no memory {identifier!r}{hint} use ",
+                command("search_mem", "search"),
+                " to find memories by what they say",
+            ),
             [(s.path, s.title, s.score) for s in suggestions],
         )
 

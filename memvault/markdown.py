@@ -10,6 +10,8 @@ from functools import lru_cache
 from typing import Literal
 from urllib.parse import quote, unquote
 
+from .words import WordedValueError, param
+
 LinkKind = Literal["wiki", "markdown"]
 
 # Obsidian's attachment formats plus common documents: a link to one of these is not a memory link.
@@ -310,14 +312,21 @@ def _find_replace(body: str, find: str, replace: str | None, expected: int | Non
     if not find:
         raise ValueError("find is empty; give the exact text to replace")
     if replace is None:
-        raise ValueError("find needs replace (use an empty string to delete the text)")
+        raise WordedValueError(
+            (param("find"), " needs ", param("replace"), " (an empty string deletes the text)")
+        )
     count = body.count(find)
     if count == 0:
         raise ValueError(f"{find[:60]!r} does not occur in the memory; read it and copy the text")
     if expected is None and count > 1:
-        raise ValueError(
-            f"{find[:60]!r} occurs {count} times; pass expected_count={count} to replace all, "
-            "or make find longer so it is unique"
+        raise WordedValueError(
+            (
+                f"{find[:60]!r} occurs {count} times; pass ",
+                param("expected_count", str(count)),
+                " to replace all, or make ",
+                param("find"),
+                " longer so it is unique",
+            )
         )
     if expected is not None and expected != count:
         raise ValueError(f"{find[:60]!r} occurs {count} times, not {expected}; nothing replaced")

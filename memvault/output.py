@@ -33,7 +33,7 @@ from .records import (
     Stats,
     Succession,
 )
-from .text import ReadFormat, plain_text
+from .text import ReadFormat, plain_text, reviewed
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -177,7 +177,9 @@ class MemoryOut(Output):
     scope: str | None = None
     expires_at: str | None = None
     age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
-    reviewed: str = Field(description="How long ago it was last verified")
+    reviewed: str = Field(
+        description="When it was last verified: 'reviewed 3 days ago' or 'never reviewed'"
+    )
     confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
     matched_by: str = Field(description="exact, or name (a clear fuzzy match on its names)")
     properties: dict[str, Any] = Field(
@@ -223,7 +225,7 @@ class MemoryOut(Output):
             links=[LinkEnd.target(row) for row in distinct_targets(outgoing)],
             backlinks=[LinkEnd.source(row) for row in distinct_sources(backlinks, memory.path)],
             age=clock.age(memory.updated_at),
-            reviewed=clock.age(memory.last_reviewed),
+            reviewed=reviewed(memory.last_reviewed),
             confidence=found.confidence,
             matched_by=found.matched_by,
             aliases=memory.aliases if full else None,

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from .errors import Invalid
 from .markdown import BodyEdit
+from .words import Part, Term, param
 
 # What a write does with a secret it finds: refuse it (the default), or store it redacted.
 SecretPolicy = Literal["refuse", "redact"]
@@ -191,19 +192,28 @@ def described(secrets: list[Secret]) -> str:
     return ", ".join(f"{s.kind} on line {s.line}" for s in secrets)
 
 
-def screened(text: str, policy: SecretPolicy, where: str) -> str:
+# How each face asks for redaction: the tools' parameter and the CLI's option.
+REDACT = Term('secrets="redact"', "--secrets redact")
+
+
+def screened(text: str, policy: SecretPolicy, where: Part) -> str:
     """`text` as a write may store it: unchanged when it holds no secret, redacted under
-    `redact`; under `refuse`, Invalid naming each secret's kind and line (never the secret)."""
+    `redact`; under `refuse`, Invalid naming each secret's kind and line (never the secret),
+    in the words of the caller's face (`where` may be a parameter: `append`, `--append`)."""
     found = find_secrets(text)
     if not found:
         return text
     if policy == "redact":
         return redact(text, found)
     raise Invalid(
-        f"{where} holds a secret ({described(found)}); nothing was saved. Keep secrets where "
-        "they belong (a password manager, a secrets vault, an environment variable) and save "
-        'only where to find them, or pass secrets="redact" (CLI: --secrets redact) to store '
-        "it with each secret replaced by [redacted: KIND]"
+        (
+            where,
+            f" holds a secret ({described(found)}); nothing was saved. Keep secrets where they "
+            "belong (a password manager, a secrets vault, an environment variable) and save "
+            "only where to find them, or pass ",
+            REDACT,
+            " to store it with each secret replaced by [redacted: KIND]",
+        )
     )
 
 
@@ -216,14 +226,14 @@ def screened_edit(edit: BodyEdit, secrets: SecretPolicy) -> BodyEdit:
     return replace(
         edit,
         content=_screened_part(edit.content, secrets, "the content"),
-        replace=_screened_part(edit.replace, secrets, "replace"),
-        prepend=_screened_part(edit.prepend, secrets, "prepend"),
-        append=_screened_part(edit.append, secrets, "append"),
+        replace=_screened_part(edit.replace, secrets, param("replace")),
+        prepend=_screened_part(edit.prepend, secrets, param("prepend")),
+        append=_screened_part(edit.append, secrets, param("append")),
         section=section,
     )
 
 
-def _screened_part(text: str | None, secrets: SecretPolicy, where: str) -> str | None:
+def _screened_part(text: str | None, secrets: SecretPolicy, where: Part) -> str | None:
     """One part of an edit screened, where the edit has it."""
     return None if text is None else screened(text, secrets, where)
 

@@ -10,6 +10,7 @@ from . import clock
 from .markdown import to_plain
 from .model import Memory
 from .records import NoteRow, SearchHit, SearchPage, Stats
+from .words import memories
 
 # How read_mem and `memvault read` give a memory.
 ReadFormat = Literal["markdown", "plain", "json"]
@@ -17,7 +18,7 @@ ReadFormat = Literal["markdown", "plain", "json"]
 
 def stats_text(figures: Stats) -> str:
     """The vault's figures in a few lines (get_stats's text, `memvault stats`)."""
-    lines = [f"{figures.memories} memories, {figures.bytes:,} bytes"]
+    lines = [f"{memories(figures.memories)}, {figures.bytes:,} bytes"]
     for name, counts, sizes in (
         ("by category", figures.by_category, figures.bytes_by_category),
         ("by scope", figures.by_scope, figures.bytes_by_scope),
@@ -29,7 +30,9 @@ def stats_text(figures: Stats) -> str:
         ]
         lines.append(f"{name}: {', '.join(parts) or '-'}")
     never = figures.never_used
-    lines.append(f"never used: {len(never)}" + (f" ({', '.join(never[:10])}...)" if never else ""))
+    shown = ", ".join(never[:10]) + ("..." if len(never) > 10 else "")
+    never_used = memories(len(never), none="none")
+    lines.append(f"never used: {never_used}" + (f" ({shown})" if never else ""))
     return "\n".join(lines)
 
 
@@ -44,11 +47,29 @@ def by(row: NoteRow | SearchHit) -> str:
     return f" by {name}" if name else ""
 
 
+def reviewed(stamp: str | None) -> str:
+    """When a memory was last reviewed, as a person says it: "reviewed 3 days ago", or
+    "never reviewed"."""
+    return "never reviewed" if clock.parse(stamp) is None else f"reviewed {clock.age(stamp)}"
+
+
+def used(times: int) -> str:
+    """How often a memory was used: "never used", "used once", "used 3 times"."""
+    return {0: "never used", 1: "used once"}.get(times, f"used {times:,} times")
+
+
+def links_removed(changed: list[str]) -> str:
+    """What a delete did to the links of other memories, as both faces say it."""
+    if not changed:
+        return "no other memory linked to it"
+    return f"links to it removed from {memories(len(changed))}"
+
+
 def hit_line(hit: SearchHit) -> str:
     """A search hit on one line (search_mem's text, `memvault search`)."""
     return (
-        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}{by(hit)}, reviewed "
-        f"{clock.age(hit.last_reviewed)}, relevance {hit.relevance:.2f}): "
+        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}{by(hit)}, "
+        f"{reviewed(hit.last_reviewed)}, relevance {hit.relevance:.2f}): "
         f"{' '.join(hit.snippet.split())}"
     )
 
@@ -56,14 +77,32 @@ def hit_line(hit: SearchHit) -> str:
 def note_line(row: NoteRow) -> str:
     """A listed memory on one line (list_mem's text, `memvault list`)."""
     return (
-        f"{row.title} (id {row.id}, {row.path}, updated {row.age}{by(row)}, reviewed "
-        f"{clock.age(row.last_reviewed)}, used {row.access_count}x)"
+        f"{row.title} (id {row.id}, {row.path}, updated {row.age}{by(row)}, "
+        f"{reviewed(row.last_reviewed)}, {used(row.access_count)})"
     )
 
 
+def _showing(shown: int, total: int, offset: int) -> str:
+    """Which of `total` a page shows, when not all: "; showing 11-20", "; none past 40"."""
+    if shown == total:
+        return ""
+    if shown == 0:
+        return f"; none past {offset:,}"
+    if shown == 1:
+        return f"; showing number {offset + 1:,}"
+    return f"; showing {offset + 1:,}-{offset + shown:,}"
+
+
 def search_heading(page: SearchPage, query: str) -> str:
-    return f"{len(page.results)} of {page.total} memories match {query!r}."
+    """The line above a page of search hits: how many match, and which are shown."""
+    if page.total == 0:
+        return f"No memories match {query!r}."
+    verb = "matches" if page.total == 1 else "match"
+    matched = memories(page.total)
+    return f"{matched} {verb} {query!r}{_showing(len(page.results), page.total, page.offset)}."
 
 
 def list_heading(shown: int, total: int, offset: int) -> str:
-    return f"{shown} of {total} memories (from {offset})."
+    """The line above a page of listed memories: how many there are, and which are shown."""
+    listed = memories(total)
+    return f"{listed[0].upper()}{listed[1:]}{_showing(shown, total, offset)}."

@@ -81,6 +81,7 @@ from .secret_scan import SecretPolicy, screened, screened_edit, screened_fields
 from .semantic import Semantic
 from .store import VaultStore
 from .succession import SuccessionService
+from .words import command, param, parts
 from .writer import Rewrite, Writer, retrying
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ DUPLICATE_CANDIDATES = 5
 WORD = re.compile(r"\w{4,}")
 # How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
 CANDIDATES = 50
+EDIT = command("edit_mem", "edit")
 # How many of the best matches a search with min_relevance weighs, and how many more than a
 # page prefer_recent looks at, for a newer near-tie just below the page.
 WEIGHED = 500
@@ -141,12 +143,13 @@ class VaultService:
         caller goes on starting up; `Starting.finish` then syncs and runs `maintain`."""
         return Starting(cls.open(settings, fill=False), settings)
 
-    def fill(self, found: Changes | None = None) -> list[Skipped]:
-        """Bring the index up to date with the files: a full build for a new index, else an
-        incremental sync (of `found` when the caller looked for changes already). Only the
-        index changes: no file is written (see `maintain`). The files it skipped, and why."""
+    def fill(self, found: Changes | None = None, progress: Progress | None = None) -> list[Skipped]:
+        """Bring the index up to date with the files: a full build for a new index (reporting
+        to `progress`), else an incremental sync (of `found` when the caller looked for changes
+        already). Only the index changes: no file is written (see `maintain`). The files it
+        skipped, and why."""
         if self._index.fresh:
-            return indexer.rebuild(self._index, self._store).skipped
+            return indexer.rebuild(self._index, self._store, progress).skipped
         return indexer.sync(self._index, self._store, found).skipped
 
     def maintain(self) -> Maintenance:
@@ -567,8 +570,14 @@ class VaultService:
             score = similar.content_similarity(content, other.body)
             if score >= similar.NEAR_IDENTICAL:
                 raise Duplicate(
-                    f"{other.title!r} (id {other.id}, {path}) has near-identical content "
-                    f"({score:.0%} alike); edit it, or pass allow_duplicate=true",
+                    (
+                        f"{other.title!r} (id {other.id}, {path}) has near-identical content "
+                        f"({score:.0%} alike); edit it with ",
+                        EDIT,
+                        ", or pass ",
+                        param("allow_duplicate", "true"),
+                        " to keep both",
+                    ),
                     other.id,
                 )
 
@@ -578,9 +587,15 @@ class VaultService:
         note = None if path is None else self._index.note(path)
         if note is not None:
             raise Duplicate(
-                f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it "
-                "with edit_mem, replace it with on_exists=replace, or pass "
-                "allow_duplicate=true to keep both",
+                (
+                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it with ",
+                    EDIT,
+                    ", replace it with ",
+                    param("on_exists", "replace"),
+                    ", or pass ",
+                    param("allow_duplicate", "true"),
+                    " to keep both",
+                ),
                 note.id,
             )
 
@@ -663,7 +678,7 @@ class VaultService:
         try:
             body = apply_edit(memory.body, edit)
         except ValueError as exc:
-            raise Invalid(f"{memory.path}: {exc}") from exc
+            raise Invalid((f"{memory.path}: ", *parts(exc))) from exc
         check_content(body, self.limits)
         return body
 

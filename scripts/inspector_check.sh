@@ -49,6 +49,7 @@ check() {  # check LABEL TARGET...: every tool once, in an order that makes sens
 }
 
 vault="$work/vault"
+mkdir -p "$vault"
 check stdio "$memvault" --vault "$vault" serve
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$memvault" --vault "$vault" serve --transport http --port "$port" 2>/dev/null &

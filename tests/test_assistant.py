@@ -212,8 +212,8 @@ def test_cli_stats_archive_export_import_verify_context(vault_dir: Path, tmp_pat
     code, out = run("export", "--format", "jsonl")
     (tmp_path / "dump.jsonl").write_text(out)
     assert len(out.splitlines()) == 2
-    code, out = run("import", str(tmp_path / "dump.jsonl"), vault=tmp_path / "copy")
-    assert code == 0 and out.startswith("created 2, unchanged 0, conflicts 0")
+    code, out = run("--create", "import", str(tmp_path / "dump.jsonl"), vault=tmp_path / "copy")
+    assert code == 0 and out.startswith("created 2 memories, 0 unchanged, no conflicts")
     code, out = run("session-notes", "--summary", "Worked on [[gotcha-one]]", "--json")
     assert [m["path"] for m in json.loads(out)["linked"]] == ["gotcha/gotcha-one.md"]
     code, out = run("write", "--title", "Gotcha one", "--scope", "shop", "again")

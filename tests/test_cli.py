@@ -113,7 +113,7 @@ def test_reindex_of_a_missing_vault_fails(tmp_path: Path) -> None:
     target.write_text("not a folder")
     code, _, err = run(target, "reindex")
     assert code == 2 and "is a file" in err
-    code, _, err = run(target / "sub", "reindex")
+    code, _, err = run(target / "sub", "--create", "reindex")
     assert code == 1 and err.startswith("error: cannot create the vault")
 
 
@@ -203,7 +203,7 @@ def test_real_subprocess_round_trip(vault_dir: Path) -> None:
     assert failed.stderr.startswith("error: no memory 'nope'")
     assert "Traceback" not in failed.stderr
     progress = subprocess.run([*exe, "reindex"], text=True, env=env, capture_output=True)
-    assert progress.stdout.startswith("indexed 1 notes") and progress.stderr == ""
+    assert progress.stdout.startswith("indexed 1 note in") and progress.stderr == ""
 
 
 def run_and_list_modules(

@@ -111,3 +111,19 @@ def test_connections_send_without_waiting_for_an_ack() -> None:
         with accepted:
             assert accepted.proto == socket.IPPROTO_TCP
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_the_refusal_at_a_cap_of_one_says_one_connection(vault_dir: Path) -> None:
+    limits = ("--header-timeout", "5", "--max-connections", "1")
+    with http_server(vault_dir, *limits) as (url, _):
+        port = int(urlsplit(url).port or 0)
+        while True:  # until the server has let go of the helper's probe that it was up
+            with connect(port) as probe:
+                probe.sendall(request("GET", port, "text/html"))
+                if read_all(probe).startswith(b"HTTP/1.1 405"):
+                    break
+        with connect(port) as held:
+            held.sendall(b"GET /mcp HTTP/1.1\r\n")
+            with connect(port) as extra:
+                refused = read_all(extra)
+    assert b"memvault: 1 connection is open; try again later" in refused

@@ -77,7 +77,7 @@ def test_cli_errors_are_one_line_without_a_traceback(vault_dir: Path) -> None:
     one_line_with(err, "error: Broken.md has frontmatter memvault cannot parse", "fix the YAML")
     code, _, err = run(vault_dir, "write", "--title", "Long", "--ttl-days", "1e7", "x")
     assert code == 1
-    one_line_with(err, "error: ttl_days must be more than 0 and at most 36525")
+    one_line_with(err, "error: --ttl-days must be more than 0 and at most 36525")
     for command in ("list", "search"):
         code, out, _ = run(
             vault_dir, command, *(["A"] if command == "search" else []), "--offset", str(HUGE)

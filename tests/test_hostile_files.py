@@ -421,7 +421,7 @@ def test_thousands_of_files_in_one_folder(vault_dir: Path) -> None:
         (folder / f"note-{n}.md").write_text(f"# Note {n}\nword{n}\n")
     code, out, err = run(vault_dir, "reindex")
     assert code == 0, err
-    assert out.startswith("indexed 2500 notes")
+    assert out.startswith("indexed 2,500 notes")
     code, out, _ = run(vault_dir, "search", "word2499", "--json")
     assert [hit["path"] for hit in json.loads(out)["results"]] == ["many/note-2499.md"]
 

@@ -145,7 +145,7 @@ async def test_read_mem_fails_as_a_tool_error_when_only_the_text_matches(vault_d
         text = await tool_error(session, "read_mem", {"identifier": "no such memory anywhere"})
         assert text == (
             "Error executing tool read_mem: no memory 'no such memory anywhere'; use search_mem"
-            " (memvault search) to find memories by what they say"
+            " to find memories by what they say"
         )
         found = structured(
             await session.call_tool("read_mem", {"identifier": "postgres pool", "format": "json"})

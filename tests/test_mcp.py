@@ -331,8 +331,8 @@ def without_usage(data: Any) -> Any:
 
 
 def uncounted(text: str) -> str:
-    """Lines of hits and listed memories without their use counts ("used 3x")."""
-    return re.sub(r"used \d+x", "used Nx", text)
+    """Lines of hits and listed memories without their use counts ("used 3 times")."""
+    return re.sub(r"never used|used once|used [\d,]+ times", "used N times", text)
 
 
 def curl_example(url: str) -> list[str]:

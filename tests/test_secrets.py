@@ -172,6 +172,9 @@ def test_the_cli_refuses_then_redacts(vault_dir: Path) -> None:
     refused = runner.invoke(main, args)
     assert refused.exit_code == 1
     assert "OpenAI API key on line 1" in refused.output and OPENAI_KEY not in refused.output
+    # in the CLI's words only (the tools' say secrets="redact")
+    assert "or pass --secrets redact to store it" in refused.output
+    assert "secrets=" not in refused.output
     saved = runner.invoke(main, [*args[:3], "--secrets", "redact", *args[3:]])
     assert saved.exit_code == 0, saved.output
     assert "[redacted: OpenAI API key]" in (vault_dir / "bot-key.md").read_text()
@@ -187,7 +190,7 @@ def test_cli_edit_session_notes_and_import_take_secrets(vault_dir: Path, tmp_pat
 
     assert run("write", "--title", "Staging", "The staging box.")[0] == 0
     code, out = run("edit", "staging", "--append", f"key {AWS_KEY}")
-    assert code == 1 and "append holds a secret (AWS access key on line 1)" in out
+    assert code == 1 and "--append holds a secret (AWS access key on line 1)" in out
     assert run("edit", "staging", "--append", f"key {AWS_KEY}", "--secrets", "redact")[0] == 0
     assert "key [redacted: AWS access key]" in (vault_dir / "staging.md").read_text()
     notes = ["session-notes", "--summary", "Rotated keys.", "--decision", f"use {JWT}"]
@@ -201,6 +204,7 @@ def test_cli_edit_session_notes_and_import_take_secrets(vault_dir: Path, tmp_pat
     export.write_text(json.dumps(record) + "\n")
     code, out = run("import", str(export))
     assert code == 1 and "JWT on line 1" in out and JWT not in out
+    assert "--secrets redact" in out and "secrets=" not in out
     code, out = run("import", str(export), "--secrets", "redact")
     assert code == 0 and out.startswith("created 1")
     assert JWT not in "".join(p.read_text() for p in vault_dir.rglob("*.md"))
@@ -219,6 +223,7 @@ async def test_d_a_secret_is_refused_then_redacted_through_mcp(vault_dir: Path) 
         refused = await tool_error(session, "write_mem", args)
         assert "AWS access key on line 2, password on line 3" in refused
         assert AWS_KEY not in refused and PASSWORD not in refused
+        assert 'or pass secrets="redact" to store it' in refused and "--secrets" not in refused
         written = structured(await session.call_tool("write_mem", {**args, "secrets": "redact"}))
         read = structured(await session.call_tool("read_mem", {"identifier": written["id"]}))
         assert read["content"] == (

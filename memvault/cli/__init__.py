@@ -16,30 +16,55 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 from click.core import ParameterSource
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
-from ..errors import MemvaultError
+from ..errors import MemvaultError, NotFound
 from ..policies import load_policies
 from ..properties import clean_agent, where_pairs
 from ..records import Filter
 from ..secret_scan import POLICIES
 from ..vault import VaultService
+from .terminal import stdin_text, with_progress
 
 EXIT_ERROR = 1
 
 
+class UsageLine(click.UsageError):
+    """Bad options or arguments, on one line with where the help is (click prints the usage,
+    a hint and the error on four)."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        command = self.ctx.command_path if self.ctx else "memvault"
+        reason = self.format_message().rstrip(".")
+        click.echo(f"error: {reason} (see `{command} --help`)", err=True)
+
+
 class Face(click.Group):
     """Turns every failure into one line on stderr and a non-zero exit, without a traceback
-    (`--debug` shows it): a memvault error says what to do next; anything else is an internal
-    error, given with its reason."""
+    (`--debug` shows it): a memvault error says what to do next; bad options say what is
+    wrong with them; anything else is an internal error, given with its reason."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise UsageLine(exc.format_message(), exc.ctx) from exc
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise UsageLine(exc.format_message(), exc.ctx) from exc
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
@@ -53,12 +78,12 @@ def failure_line(error: Exception) -> str:
     """What went wrong, on one line: a memvault error's own text, or an internal error's type
     and text with the next step."""
     if isinstance(error, MemvaultError):
-        return " ".join(str(error).split())
+        return " ".join(error.in_words("cli").split())
     reason = " ".join(f"{type(error).__name__}: {error}".split())
     return f"internal error ({reason}); run again with --debug for the traceback, and report it"
 
 
-@click.group(cls=Face, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="memvault", cls=Face, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--vault",
     "--notestore_path",
@@ -115,7 +140,11 @@ def failure_line(error: Exception) -> str:
     help="Who writes, recorded as created_by/updated_by [default: the user name; serve: "
     "each MCP client's name].",
 )
+@click.option(
+    "--create", is_flag=True, help="Create the vault folder if it does not exist (./memories is)."
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.version_option(package_name="memvault", message="memvault %(version)s")
 @click.pass_context
 def main(
     ctx: click.Context,
@@ -126,24 +155,28 @@ def main(
     query_timeout: float,
     embed_model: str | None,
     agent: str | None,
+    create: bool,
     debug: bool,
 ) -> None:
-    """memvault: an assistant's long-term memory as a folder of markdown files."""
+    """memvault: an assistant's long-term memory as a folder of markdown files.
+
+    Every command that prints data takes --json for the same data as JSON."""
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
     ctx.meta["memvault.debug"] = debug
-    settings = Settings(
-        vault=vault, index_path=index_path, query_timeout=query_timeout, embed_model=embed_model
-    )
-    policies = load_policies(settings.state_dir)
 
     def given(name: str) -> bool:
         """Whether an option was set by a flag or the environment, not left at its default."""
         return ctx.get_parameter_source(name) is not ParameterSource.DEFAULT
 
+    ctx.meta["memvault.vault_must_exist"] = given("vault") and not create
+    settings = Settings(
+        vault=vault, index_path=index_path, query_timeout=query_timeout, embed_model=embed_model
+    )
+    policies = load_policies(settings.state_dir)
     always_categories = tuple(c.strip() for c in always.split(",") if c.strip())
     ctx.obj = replace(
         settings,
@@ -160,8 +193,15 @@ def main(
 
 
 def settings_of(ctx: click.Context) -> Settings:
-    """The settings `main` made from the global options."""
-    return ctx.find_object(Settings) or Settings()
+    """The settings `main` made from the global options. A vault named by --vault (or
+    MEMVAULT_VAULT) must exist unless --create: a typo never makes a new, empty vault."""
+    settings = ctx.find_object(Settings) or Settings()
+    if ctx.meta.get("memvault.vault_must_exist") and not settings.vault.expanduser().exists():
+        raise NotFound(
+            f"the vault {settings.vault} does not exist; check the path, or pass --create "
+            "(before the command) to make a new vault there"
+        )
+    return settings
 
 
 def writer(ctx: click.Context) -> str | None:
@@ -176,9 +216,13 @@ def writer(ctx: click.Context) -> str | None:
 
 @contextmanager
 def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
-    """The vault the global options name, open for one command."""
-    vault = VaultService.open(settings_of(ctx), fill)
+    """The vault the global options name, open for one command; its index brought up to date
+    (with a progress bar on a terminal when the first command on a big vault builds it)
+    unless not `fill`."""
+    vault = VaultService.open(settings_of(ctx), fill=False)
     try:
+        if fill:
+            with_progress("indexing the vault", False, lambda progress: vault.fill(None, progress))
         yield vault
     finally:
         vault.close()
@@ -196,8 +240,8 @@ def emit(result: Any, *more: Any) -> None:
 
 
 def read_content(content: str | None) -> str | None:
-    """CONTENT as given, or standard input for `-`."""
-    return sys.stdin.read() if content == "-" else content
+    """CONTENT as given, or standard input for `-` (saying so on a terminal)."""
+    return stdin_text("the memory's content") if content == "-" else content
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")

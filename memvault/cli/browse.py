@@ -11,6 +11,7 @@ from ..briefing import build_briefing
 from ..records import SearchMode
 from ..text import hit_line, list_heading, note_line, search_heading, stats_text
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
+from .terminal import show
 
 
 @main.command()
@@ -56,7 +57,7 @@ def search(
         emit(SearchOut.of(page))
         return
     for hit in page.results:
-        click.echo(hit_line(hit))
+        show(hit_line(hit))
     click.echo(search_heading(page, query), err=True)
     if page.has_more:
         click.echo(f"More match: --offset {page.offset + len(page.results)}.", err=True)
@@ -116,7 +117,7 @@ def context(
 
         emit(ContextOut.of(briefing))
     else:
-        click.echo(briefing.text, nl=False)
+        show(briefing.text, nl=False)
         click.echo(f"(about {briefing.tokens} tokens)", err=True)
 
 

@@ -7,12 +7,15 @@ from typing import Any
 
 import click
 
+from ..errors import Invalid
 from ..markdown import BodyEdit
 from ..secret_scan import SecretPolicy
 from ..session_notes import SessionFields, save_session_notes
-from ..text import ReadFormat, plain_text
+from ..text import ReadFormat, links_removed, plain_text
 from ..vault import OnExists
+from ..words import memories
 from . import (
+    EXIT_ERROR,
     emit,
     json_option,
     key_values,
@@ -24,6 +27,7 @@ from . import (
     tag_option,
     writer,
 )
+from .terminal import confirmed, show
 
 set_option = click.option(
     "--set",
@@ -95,6 +99,10 @@ def write(
 ) -> None:
     """Write a new memory; CONTENT or `-` (the default) for standard input."""
     body = read_content(content) or ""
+    if not body.strip():
+        raise Invalid(
+            "the content is empty; give the memory's text as CONTENT or on standard input"
+        )
     with service(ctx) as vault:
         saved = vault.write(
             title,
@@ -130,10 +138,13 @@ def write(
     default="markdown",
     show_default=True,
 )
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the same as --format json).")
 @click.pass_context
-def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
+def read(ctx: click.Context, identifier: str, fmt: ReadFormat, as_json: bool) -> None:
     """Print a memory named by id, path, slug, title or alias (or, when none matches exactly,
-    the one it clearly means: a note on stderr gives the confidence)."""
+    the one it clearly means: a note on stderr gives the confidence). On a terminal the
+    markdown is rendered lightly; piped, the file is printed as it is."""
+    fmt = "json" if as_json else fmt
     with service(ctx) as vault:
         found = vault.recall(identifier)
         memory = found.memory
@@ -161,7 +172,7 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat) -> None:
         elif fmt == "plain":
             click.echo(plain_text(memory), nl=False)
         else:
-            click.echo(vault.file_text(memory.path), nl=False)
+            show(vault.file_text(memory.path), nl=False)
 
 
 @main.command()
@@ -245,18 +256,23 @@ def edit(
 
 @main.command()
 @click.argument("identifier")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask first (on a terminal rm asks).")
 @json_option
 @click.pass_context
-def rm(ctx: click.Context, identifier: str, as_json: bool) -> None:
-    """Delete a memory and every link to it."""
+def rm(ctx: click.Context, identifier: str, yes: bool, as_json: bool) -> None:
+    """Delete a memory and every link to it (asking first on a terminal)."""
     with service(ctx) as vault:
-        deleted = vault.delete(identifier)
+        memory = vault.get(identifier)
+        if not confirmed(f"delete {memory.title!r} ({memory.path}) and every link to it?", yes):
+            click.echo("nothing deleted", err=True)
+            ctx.exit(EXIT_ERROR)
+        deleted = vault.delete(memory.path)
     if as_json:
         from ..output import Removed
 
         emit(Removed.of(deleted))
     else:
-        click.echo(f"deleted {deleted.memory.path}; links removed from {len(deleted.changed)}")
+        click.echo(f"deleted {deleted.memory.path}; {links_removed(deleted.changed)}")
 
 
 @main.command()
@@ -357,7 +373,8 @@ def session_notes(
 
         emit(SessionOut.of(notes))
     else:
-        click.echo(f"{notes.memory.id}  {notes.memory.path} (linked {len(notes.linked)})")
+        linked = memories(len(notes.linked), none="no other memory")
+        click.echo(f"{notes.memory.id}  {notes.memory.path} (linked with {linked})")
 
 
 def key_value(item: str) -> tuple[str, str]:

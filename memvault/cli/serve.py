@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import click
 
+from ..config import Settings
 from ..vault import VaultService
 from . import main, settings_of
 
@@ -143,30 +144,56 @@ def serve(
     serving by watching the vault for edits made in Obsidian or any other program."""
     logging.getLogger().setLevel(log_level)
     settings = settings_of(ctx)
+    limits = (header_timeout, idle_timeout, max_connections)
+    with suppress(KeyboardInterrupt):  # Ctrl-C: a normal stop, exit 0
+        run_server(settings, transport, host, port, token, log_level, limits, not no_watch, scope)
+
+
+def run_server(
+    settings: Settings,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    log_level: str,
+    limits: tuple[float, int, int],
+    watch: bool,
+    scope: str | None = None,
+) -> None:
+    """Start the vault and serve it until stopped (`scope`: the tools' default scope); over
+    HTTP the port is taken before the "serving" line, so a busy one is the only thing said."""
+    # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
+    # that): unwinding through the worker pool below would end with a traceback.
+    signal.signal(signal.SIGINT, quit_starting)
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
     # of a second each at 100k notes, which no other command pays (hence the import here).
     starting = VaultService.start(settings)
     from ..server import LogLevel, build_server
     from ..server.connections import HttpLimits
-    from ..server.transport import MCP_PATH, serve_http, serve_stdio
+    from ..server.transport import MCP_PATH, bind, serve_http, serve_stdio
 
     vault, done = starting.finish()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for line in done.lines():
         click.echo(f"memvault: {line}", err=True)
-    with closing(vault), watching(vault, not no_watch):
+    with closing(vault), watching(vault, watch):
         server = build_server(
             vault, cast(LogLevel, log_level), settings.context, scope or None, settings.agent
         )
         signal.signal(signal.SIGTERM, partial(stop, vault))
         if transport == "http":
+            listening = bind(host, port)
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
             announce(str(vault.root), url, bool(token))
-            limits = HttpLimits(header_timeout, idle_timeout, max_connections)
-            serve_http(server, vault, (host, port), token, limits)
+            serve_http(server, vault, listening, host, token, HttpLimits(*limits))
             return
         announce(str(vault.root), None, False)
-        with suppress(KeyboardInterrupt):
-            serve_stdio(server)
+        serve_stdio(server)
+
+
+def quit_starting(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C before the server serves: exit 0 at once, without a traceback."""
+    os._exit(0)
 
 
 def stop(vault: VaultService, signum: int, frame: FrameType | None) -> None:

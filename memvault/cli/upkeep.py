@@ -3,14 +3,13 @@ import."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 import click
 
-from ..records import CheckReport, Maintenance, Progress, SemanticStatus, Skipped
+from ..records import CheckReport, Maintenance, SemanticStatus, Skipped
 from ..secret_scan import SecretPolicy
+from ..words import count, memories
 from . import (
     EXIT_ERROR,
     emit,
@@ -21,22 +20,7 @@ from . import (
     secrets_option,
     service,
 )
-
-T = TypeVar("T")
-
-
-def with_progress(label: str, as_json: bool, work: Callable[[Progress | None], T]) -> T:
-    """Run `work`, with a progress bar on stderr when that is a terminal and the output is
-    not JSON (`work` reports done of total)."""
-    if as_json or not sys.stderr.isatty():
-        return work(None)
-    with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - bar.pos)
-
-        return work(progress)
+from .terminal import with_progress
 
 
 def semantic_line(status: SemanticStatus) -> str:
@@ -44,7 +28,11 @@ def semantic_line(status: SemanticStatus) -> str:
     if not status.enabled:
         return status.reason
     total = status.embedded + status.pending
-    return f"semantic search: {status.embedded} of {total} notes embedded ({status.model})"
+    if total == 0:
+        return f"semantic search: no notes to embed ({status.model})"
+    return (
+        f"semantic search: {status.embedded:,} of {count(total, 'note')} embedded ({status.model})"
+    )
 
 
 def echo_skipped(skipped: list[Skipped]) -> None:
@@ -62,9 +50,13 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(summary)
         return
+    links = [
+        count(summary.links, "link"),
+        *([f"{summary.unresolved_links:,} unresolved"] if summary.unresolved_links else []),
+        *([f"{summary.attachments:,} to attachments"] if summary.attachments else []),
+    ]
     click.echo(
-        f"indexed {summary.notes} notes in {summary.seconds:.2f}s: {summary.links} links, "
-        f"{summary.unresolved_links} unresolved, {summary.attachments} to attachments"
+        f"indexed {count(summary.notes, 'note')} in {summary.seconds:.2f}s: {', '.join(links)}"
     )
     echo_skipped(summary.skipped)
 
@@ -81,7 +73,7 @@ def embed(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(status)
         return
-    click.echo(f"embedded {done} notes; {semantic_line(status)}")
+    click.echo(f"embedded {count(done, 'note', none='nothing new')}; {semantic_line(status)}")
 
 
 @main.command()
@@ -95,10 +87,17 @@ def sync(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(summary, done)
         return
-    click.echo(
-        f"synced in {summary.seconds:.2f}s: {summary.added} added, {summary.updated} updated, "
-        f"{summary.moved} moved, {summary.removed} removed"
-    )
+    changes = [
+        f"{n:,} {what}"
+        for n, what in (
+            (summary.added, "added"),
+            (summary.updated, "updated"),
+            (summary.moved, "moved"),
+            (summary.removed, "removed"),
+        )
+        if n
+    ]
+    click.echo(f"synced in {summary.seconds:.2f}s: {', '.join(changes) or 'no changes'}")
     echo_skipped(summary.skipped)
     for line in done.lines():
         click.echo(line)
@@ -161,15 +160,19 @@ def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
     if as_json:
         emit(Maintenance(archived=moved))
     else:
-        click.echo(f"archived {len(moved)} memories" + "".join(f"\n  {p}" for p in moved))
+        archived = memories(len(moved), none="nothing (none has expired)")
+        click.echo(f"archived {archived}" + "".join(f"\n  {p}" for p in moved))
 
 
 @main.command(name="export")
 @click.option("--format", "fmt", type=click.Choice(["json", "jsonl"]), default="json")
 @filter_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the same as --format json).")
 @click.pass_context
-def export_(ctx: click.Context, /, fmt: str, **filters: Any) -> None:
-    """Print every memory (or the filtered ones) with metadata, links and usage."""
+def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> None:
+    """Print every memory (or the filtered ones) with metadata, links and usage, as JSON or
+    JSON Lines."""
+    fmt = "json" if as_json else fmt
     from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
 
     where = make_filter(
@@ -197,8 +200,8 @@ def import_(ctx: click.Context, file: TextIO, secrets: SecretPolicy, as_json: bo
         emit(report)
     else:
         click.echo(
-            f"created {len(report.created)}, unchanged {len(report.unchanged)}, "
-            f"conflicts {len(report.conflicts)}"
+            f"created {memories(len(report.created))}, "
+            f"{len(report.unchanged):,} unchanged, {count(len(report.conflicts), 'conflict')}"
         )
         for conflict in report.conflicts:
             click.echo(f"  conflict {conflict['id']} ({conflict['path']}): {conflict['reason']}")

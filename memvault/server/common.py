@@ -79,14 +79,22 @@ class Server(MCPServer[Any]):
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
-            problems = "; ".join(
-                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
-                for error in exc.__cause__.errors(include_url=False)
-            )
             raise ToolError(
-                f"Error executing tool {name}: invalid arguments: {problems}"
-                " (see the tool's input schema)"
+                f"Error executing tool {name}: {invalid_arguments(exc.__cause__)}"
             ) from exc.__cause__
+
+
+def invalid_arguments(error: ValidationError) -> str:
+    """What is wrong with a call's arguments, without pydantic's links: on one line for one
+    field, else one line per field."""
+    problems = [
+        f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: {problem['msg']}"
+        for problem in error.errors(include_url=False)
+    ]
+    if len(problems) == 1:
+        return f"invalid arguments: {problems[0]} (see the tool's input schema)"
+    lines = "".join(f"\n- {problem}" for problem in problems)
+    return f"invalid arguments (see the tool's input schema):{lines}"
 
 
 def one_line(error: BaseException, width: int = 300) -> str:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..words import count
+
 if TYPE_CHECKING:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -53,7 +55,9 @@ def limited_protocol(limits: HttpLimits) -> type[H11Protocol]:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             if len(self.connections) > limits.connections:
-                text = f"memvault: {limits.connections} connections are open; try again later\n"
+                open_now = count(limits.connections, "connection")
+                verb = "is" if limits.connections == 1 else "are"
+                text = f"memvault: {open_now} {verb} open; try again later\n"
                 body = text.encode()
                 transport.write(REFUSAL % (len(body), body))
                 transport.close()

@@ -14,6 +14,7 @@ from ..output import ContextOut, DateOut, SessionOut
 from ..secret_scan import SecretPolicy
 from ..session_notes import SessionFields, save_session_notes
 from ..vault import VaultService
+from ..words import memories
 from .common import READ, WRITE, Names, ToolGroup, reply, tool, tool_errors
 
 # A free property's value, as Obsidian keeps one: text, a number, a checkbox, or a list.
@@ -89,7 +90,8 @@ class ContextTools(ToolGroup):
                 self.vault, fields, self.scope if scope is None else scope, secrets
             )
         memory = notes.memory
-        text = f"Saved {memory.title!r} ({memory.path}), linked with {len(notes.linked)} memories."
+        linked = memories(len(notes.linked), none="no other memory")
+        text = f"Saved {memory.title!r} ({memory.path}), linked with {linked}."
         if notes.unresolved:
             text += f" Not found: {', '.join(notes.unresolved)}."
         return reply(SessionOut.of(notes), text)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
 from ..secret_scan import SecretPolicy
-from ..text import ReadFormat
+from ..text import ReadFormat, links_removed
 from ..vault import VaultService
 from .attribution import agent_of
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
@@ -247,8 +247,8 @@ class MemoryTools(ToolGroup):
             deleted = self.vault.delete(id)
         return reply(
             Removed.of(deleted),
-            f"Deleted {deleted.memory.title!r} ({deleted.memory.path}); links removed from "
-            f"{len(deleted.changed)} other memories.",
+            f"Deleted {deleted.memory.title!r} ({deleted.memory.path}); "
+            f"{links_removed(deleted.changed)}.",
         )
 
     @tool(

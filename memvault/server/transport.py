@@ -114,14 +114,13 @@ def bind(host: str, port: int) -> socket.socket:
 def serve_http(
     server: MCPServer,
     vault: VaultService,
-    address: tuple[str, int],
+    sock: socket.socket,
+    host: str,
     token: str | None,
     limits: HttpLimits,
 ) -> None:
-    """Serve /mcp and the web page on address (host, port) until stopped, within `limits`
-    (connections.py)."""
-    host, port = address
-    sock = bind(host, port)
+    """Serve /mcp and the web page on the socket `bind` made for host until stopped, within
+    `limits` (connections.py)."""
     config = uvicorn.Config(
         http_app(server, host, token, vault),
         http=limited_protocol(limits),
