@@ -29,7 +29,10 @@ def test_cli_errors_name_cli_options_and_commands(vault_dir: Path) -> None:
     assert run(vault_dir, "write", "--title", "Deploy order", "Migrations first, twice.")[0] == 0
     code, _, err = run(vault_dir, "write", "--title", "Deploy order", "Other text.")
     assert code == 1
-    assert "edit it with `memvault edit`, or pass --allow-duplicate to keep both" in err
+    assert (
+        "edit it with `memvault edit`, replace it with --on-exists replace, or pass "
+        "--allow-duplicate to keep both"
+    ) in err
     assert "allow_duplicate" not in err and "edit_mem" not in err
     code, _, err = run(vault_dir, "edit", "Deploy order", "--find", "first", "--replace", "x")
     assert code == 0
@@ -70,7 +73,10 @@ async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
         )
         await session.call_tool("write_mem", {"title": "Deploy order", "content": "a b a"})
         duplicate = await error("write_mem", {"title": "Deploy order", "content": "Other."})
-        assert "edit it with edit_mem, or pass allow_duplicate=true to keep both" in duplicate
+        assert (
+            "edit it with edit_mem, replace it with on_exists=replace, or pass "
+            "allow_duplicate=true to keep both"
+        ) in duplicate
         assert "--allow-duplicate" not in duplicate
         twice = await error("edit_mem", {"id": "Deploy order", "find": "a", "replace": "c"})
         assert "pass expected_count=2 to replace all, or make find longer" in twice
