@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from . import checks, clock, indexer, ranking, similar, timespec, workers
+from . import checks, clock, indexer, ranking, related, similar, timespec, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
@@ -64,6 +64,7 @@ from .records import (
     Progress,
     RebuildSummary,
     Recall,
+    Related,
     Saved,
     SearchMode,
     SearchPage,
@@ -313,6 +314,15 @@ class VaultService:
             for rowid, score in ranked[offset:wanted]
         ]
         return SearchPage(self._index.hits(page, query), len(ranked))
+
+    def similar(self, identifier: str, limit: int = 5, where: Filter | None = None) -> Related:
+        """The memories most like the one an identifier names, best first, never itself, under
+        `where` (as search): by meaning once it has vectors, else by its key words (`by` says
+        which). Each memory returned counts as one use."""
+        memory = self.get(identifier)
+        found = related.similar(self._index, self._semantic, memory, limit, _dated(where))
+        self._index.record_access(hit.id for hit in found.results)
+        return found
 
     def semantic_status(self) -> SemanticStatus:
         """Whether semantic search is on, with which model or why not, and its progress."""
@@ -583,7 +593,8 @@ class VaultService:
         return self._succession.of(memory)
 
     def _refuse_duplicate(self, title: str, content: str, scope: str | None) -> None:
-        """Duplicate if a memory of this scope has this title, or near-identical content."""
+        """Duplicate if a memory of this scope has this title, near-identical content, or the
+        same meaning in other words (when the vault has vectors: related.py)."""
         self._refuse_title(title, scope)
         words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
@@ -596,6 +607,14 @@ class VaultService:
                     f"{other.title!r} (id {other.id}, {path}) has near-identical content "
                     f"({score:.0%} alike); edit it, or pass allow_duplicate=true",
                     other.id,
+                )
+        for hit in related.reworded(self._index, self._semantic, title, content):
+            if _same_scope(hit.scope, scope):
+                raise Duplicate(
+                    f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "
+                    f"({hit.relevance:.0%} alike in meaning); edit it, or pass "
+                    "allow_duplicate=true to keep both",
+                    hit.id,
                 )
 
     def _refuse_title(self, title: str, scope: str | None, own: str | None = None) -> None:

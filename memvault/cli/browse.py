@@ -9,7 +9,14 @@ import click
 
 from ..briefing import build_briefing
 from ..records import SearchMode
-from ..text import hit_line, list_heading, note_line, search_heading, stats_text
+from ..text import (
+    hit_line,
+    list_heading,
+    note_line,
+    search_heading,
+    similar_heading,
+    stats_text,
+)
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
 
 
@@ -60,6 +67,25 @@ def search(
     click.echo(search_heading(page, query), err=True)
     if page.has_more:
         click.echo(f"More match: --offset {page.offset + len(page.results)}.", err=True)
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+@click.pass_context
+def similar(ctx: click.Context, /, identifier: str, limit: int, as_json: bool) -> None:
+    """Memories most like one (id, path or title): by meaning once embedded, else by words."""
+    with service(ctx) as vault:
+        found = vault.similar(identifier, limit)
+    if as_json:
+        from ..output import SimilarOut
+
+        emit(SimilarOut.of(found))
+        return
+    for hit in found.results:
+        click.echo(hit_line(hit))
+    click.echo(similar_heading(found, identifier), err=True)
 
 
 @main.command(name="list")
