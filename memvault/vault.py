@@ -402,9 +402,9 @@ class VaultService:
             fields.update(created_by=agent, updated_by=agent)
         fields.update(extra)
         with self._writing():
-            if not allow_duplicate:
-                self._refuse_duplicate(title, content, scope)
             old = None if supersedes is None else self.locate(supersedes)
+            if not allow_duplicate:
+                self._refuse_duplicate(title, content, scope, old)
             if old is not None:
                 fields["supersedes"] = property_link(old)
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
@@ -592,9 +592,12 @@ class VaultService:
         its `supersedes` and `superseded_by` properties."""
         return self._succession.of(memory)
 
-    def _refuse_duplicate(self, title: str, content: str, scope: str | None) -> None:
+    def _refuse_duplicate(
+        self, title: str, content: str, scope: str | None, replacing: str | None = None
+    ) -> None:
         """Duplicate if a memory of this scope has this title, near-identical content, or the
-        same meaning in other words (when the vault has vectors: related.py)."""
+        same meaning in other words (when the vault has vectors: related.py), except the
+        memory at `replacing` for the last (a new memory superseding it may say the same)."""
         self._refuse_title(title, scope)
         words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
@@ -609,7 +612,7 @@ class VaultService:
                     other.id,
                 )
         for hit in related.reworded(self._index, self._semantic, title, content):
-            if _same_scope(hit.scope, scope):
+            if _same_scope(hit.scope, scope) and hit.path != replacing:
                 raise Duplicate(
                     f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "
                     f"({hit.relevance:.0%} alike in meaning); edit it, or pass "
