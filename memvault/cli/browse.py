@@ -1,4 +1,4 @@
-"""Commands that look at many memories: search, list, context, stats."""
+"""Commands that look at many memories: search, similar, list, context, stats."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..briefing import build_briefing
-from ..records import SearchMode
+from ..records import SearchHit, SearchMode
 from ..text import (
     hit_line,
     list_heading,
@@ -62,9 +62,7 @@ def search(
 
         emit(SearchOut.of(page))
         return
-    for hit in page.results:
-        click.echo(hit_line(hit))
-    click.echo(search_heading(page, query), err=True)
+    _echo_hits(page.results, search_heading(page, query))
     if page.has_more:
         click.echo(f"More match: --offset {page.offset + len(page.results)}.", err=True)
 
@@ -83,9 +81,14 @@ def similar(ctx: click.Context, /, identifier: str, limit: int, as_json: bool) -
 
         emit(SimilarOut.of(found))
         return
-    for hit in found.results:
+    _echo_hits(found.results, similar_heading(found, identifier))
+
+
+def _echo_hits(hits: list[SearchHit], heading: str) -> None:
+    """One line a hit on stdout, then the heading (how many, of what) on stderr."""
+    for hit in hits:
         click.echo(hit_line(hit))
-    click.echo(similar_heading(found, identifier), err=True)
+    click.echo(heading, err=True)
 
 
 @main.command(name="list")
