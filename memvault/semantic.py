@@ -136,7 +136,7 @@ class Semantic:
         self, title: str, body: str, limit: int, among: Collection[int] | None
     ) -> list[Near]:
         """The notes whose best chunk is closest to a memory not yet written, by its first
-        chunk embedded as the notes' chunks are (one short text: a few ms)."""
+        chunk embedded as the notes' chunks are (one short text, one run of the model)."""
         embedder, _store, table = self._ready()
         vector = embedder.passages([chunks(title, body, limit=1)[0].text])[0]
         return table.nearest(vector, limit, among, ())

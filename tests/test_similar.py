@@ -59,7 +59,7 @@ def titles(vault: VaultService, name: str, where: Filter | None = None) -> list[
 def test_similar_finds_the_memory_alike_in_meaning_first(embedded: VaultService) -> None:
     found = embedded.similar(ROLLBACK[0], 5)
     assert found.by == "meaning"
-    assert [hit.title for hit in found.results][0] == PIPELINE[0]  # no word of its own shared
+    assert found.results[0].title == PIPELINE[0]  # no word of its own shared
     assert ROLLBACK[0] not in [hit.title for hit in found.results]
     assert len(found.results) == 3
     assert all(0 <= hit.relevance <= 1 for hit in found.results)
@@ -143,7 +143,7 @@ def test_similar_mem_through_an_mcp_client(
             result = await session.call_tool("similar_mem", {"id": ROLLBACK[0], "limit": 2})
             answer = structured(result)
             assert answer["by"] == "meaning"
-            assert [hit["title"] for hit in answer["results"]][0] == PIPELINE[0]
+            assert answer["results"][0]["title"] == PIPELINE[0]
             assert len(answer["results"]) == 2
             assert "in meaning" in text_of(result)
             office = structured(
