@@ -422,6 +422,11 @@ class Index:
         )
         return [(r[0], r[1]) for r in rows]
 
+    def rowid(self, path: str) -> int | None:
+        """The note's row in the index (its vectors' key), None when it is not indexed."""
+        rows = self.query("SELECT rowid FROM notes WHERE path = ?", (path,))
+        return int(rows[0][0]) if rows else None
+
     def has_id(self, memory_id: str) -> bool:
         return bool(self.query("SELECT 1 FROM notes WHERE id = ? LIMIT 1", (memory_id,)))
 

@@ -27,6 +27,8 @@ from .records import (
     LinkRow,
     NoteRow,
     Recall,
+    Related,
+    RelatedBy,
     SearchHit,
     SearchPage,
     SessionNotes,
@@ -283,6 +285,16 @@ class SearchOut(Output):
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:
         return pick(cls, page)
+
+
+class SimilarOut(Output):
+    id: str
+    by: RelatedBy
+    results: list[SearchHit]
+
+    @classmethod
+    def of(cls, found: Related) -> SimilarOut:
+        return pick(cls, found)
 
 
 class ListOut(Output):

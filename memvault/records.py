@@ -143,6 +143,21 @@ Progress = Callable[[int, int], None]
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 
 
+# How similar_mem found a memory's related ones: by its vectors, or by its words (no vectors).
+RelatedBy = Literal["meaning", "words"]
+
+
+@dataclass
+class Related:
+    """The memories related to one (`id`, its id), best first: each hit's `relevance` is its
+    similarity (0..1: the cosine of the two notes' mean vectors `by` meaning, the share of the
+    memory's key words it holds `by` words)."""
+
+    id: str
+    by: RelatedBy
+    results: list[SearchHit]
+
+
 @dataclass(frozen=True)
 class SemanticStatus:
     """Whether semantic search is on (with which model, or why not), and how many notes have

@@ -123,6 +123,24 @@ class Semantic:
         embedder, _store, table = self._ready()
         return table.nearest(embedder.query(text), limit, among, leaving_out)
 
+    def related(
+        self, rowid: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
+    ) -> list[Near] | None:
+        """The notes closest in meaning to a note, by the cosine of their mean chunk vectors
+        (which found npm's "See Also" pages better than a best-chunk match: benchmarks/
+        related.py); None when the note has no vectors yet."""
+        _embedder, _store, table = self._ready()
+        return table.related(rowid, limit, among, leaving_out)
+
+    def nearest_passage(
+        self, title: str, body: str, limit: int, among: Collection[int] | None
+    ) -> list[Near]:
+        """The notes whose best chunk is closest to a memory not yet written, by its first
+        chunk embedded as the notes' chunks are (one short text, one run of the model)."""
+        embedder, _store, table = self._ready()
+        vector = embedder.passages([chunks(title, body, limit=1)[0].text])[0]
+        return table.nearest(vector, limit, among, ())
+
     def excerpt(self, rowid: int, chunk: int) -> str:
         """The text of a note's chunk, to show as a search hit's snippet; empty when the note
         changed or went since (its vectors are about to follow)."""

@@ -8,6 +8,8 @@ import re
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
+from .search import STOPWORDS
+
 # Fuzzy recall's scale (names only): exact 1.0; the same words in any order, or with other
 # punctuation, 0.95; then, as words typed are found in the name (a typo costs a share of its word)
 # and as the name's words are typed, lower. A name counts from TYPO; one CLEAR_LEAD ahead of the
@@ -24,6 +26,11 @@ SHORTLIST = 50
 NEAR_IDENTICAL = 0.9
 COMPARED = 20_000
 SHORT = 80
+# Related by words (similar_mem without vectors): a memory's most frequent words of at least
+# four letters, stop words left out, at most this many, searched as one query (bm25 weighs
+# the rare ones up).
+KEY_WORDS = 12
+TITLE_WEIGHT = 3
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -100,6 +107,16 @@ def content_similarity(a: str, b: str) -> float:
     if min(len(x), len(y)) < SHORT:
         return 1.0 if x == y else 0.0
     return fuzz.ratio(x, y) / 100
+
+
+def key_words(title: str, body: str, count: int = KEY_WORDS) -> list[str]:
+    """A memory's words that say what it is about, for a full-text search of related ones:
+    by how often they occur, a title word counting TITLE_WEIGHT times (ties: longer first)."""
+    found: dict[str, int] = {}
+    for word in words(" ".join([title] * TITLE_WEIGHT + [body])):
+        if len(word) >= 4 and word not in STOPWORDS and not word.isdigit():
+            found[word] = found.get(word, 0) + 1
+    return sorted(found, key=lambda word: (-found[word], -len(word)))[:count]
 
 
 def _norm(text: str) -> str:

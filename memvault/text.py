@@ -9,7 +9,7 @@ from typing import Literal
 from . import clock
 from .markdown import to_plain
 from .model import Memory
-from .records import NoteRow, SearchHit, SearchPage, Stats
+from .records import NoteRow, Related, SearchHit, SearchPage, Stats
 from .words import memories
 
 # How read_mem and `memvault read` give a memory.
@@ -69,8 +69,8 @@ def hit_line(hit: SearchHit) -> str:
     """A search hit on one line (search_mem's text, `memvault search`)."""
     return (
         f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}{by(hit)}, "
-        f"{reviewed(hit.last_reviewed)}, relevance {hit.relevance:.2f}): "
-        f"{' '.join(hit.snippet.split())}"
+        f"{reviewed(hit.last_reviewed)}, relevance {hit.relevance:.2f})"
+        + (f": {' '.join(hit.snippet.split())}" if hit.snippet.strip() else "")
     )
 
 
@@ -100,6 +100,12 @@ def search_heading(page: SearchPage, query: str) -> str:
     verb = "matches" if page.total == 1 else "match"
     matched = memories(page.total)
     return f"{matched} {verb} {query!r}{_showing(len(page.results), page.total, page.offset)}."
+
+
+def similar_heading(found: Related, name: str) -> str:
+    """similar_mem's first line: how many, like which memory, and found how."""
+    how = "in meaning" if found.by == "meaning" else "by their words (no vectors yet)"
+    return f"{len(found.results)} memories like {name!r}, {how}; relevance is the similarity."
 
 
 def list_heading(shown: int, total: int, offset: int) -> str:

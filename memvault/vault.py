@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from . import checks, clock, duplicates, indexer, ranking, similar, timespec, workers
+from . import checks, clock, duplicates, indexer, ranking, related, similar, timespec, workers
 from .config import Settings
 from .document import Document
 from .embedding import OFF
@@ -66,6 +66,7 @@ from .records import (
     Progress,
     RebuildSummary,
     Recall,
+    Related,
     Saved,
     SearchMode,
     SearchPage,
@@ -322,6 +323,15 @@ class VaultService:
         ]
         return SearchPage(self._index.hits(page, query), len(ranked))
 
+    def similar(self, identifier: str, limit: int = 5, where: Filter | None = None) -> Related:
+        """The memories most like the one an identifier names, best first, never itself, under
+        `where` (as search): by meaning once it has vectors, else by its key words (`by` says
+        which). Each memory returned counts as one use."""
+        memory = self.get(identifier)
+        found = related.similar(self._index, self._semantic, memory, limit, _dated(where))
+        self._index.record_access(hit.id for hit in found.results)
+        return found
+
     def semantic_status(self) -> SemanticStatus:
         """Whether semantic search is on, with which model or why not, and its progress."""
         return self._semantic.status()
@@ -400,9 +410,9 @@ class VaultService:
             fields.update(created_by=agent, updated_by=agent)
         fields.update(extra)
         with self._writing():
-            if not allow_duplicate:
-                self._refuse_duplicate(title, content, scope)
             old = None if supersedes is None else self.locate(supersedes)
+            if not allow_duplicate:
+                self._refuse_duplicate(title, content, scope, old)
             if old is not None:
                 fields["supersedes"] = property_link(old)
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
@@ -559,8 +569,12 @@ class VaultService:
         its `supersedes` and `superseded_by` properties."""
         return self._succession.of(memory)
 
-    def _refuse_duplicate(self, title: str, content: str, scope: str | None) -> None:
-        """Duplicate if a memory of this scope has this title, or near-identical content."""
+    def _refuse_duplicate(
+        self, title: str, content: str, scope: str | None, replacing: str | None = None
+    ) -> None:
+        """Duplicate if a memory of this scope has this title, near-identical content, or the
+        same meaning in other words (when the vault has vectors: related.py), except the
+        memory at `replacing` for the last (a new memory superseding it may say the same)."""
         self._refuse_title(title, scope)
         words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
@@ -579,6 +593,14 @@ class VaultService:
                         " to keep both",
                     ),
                     other.id,
+                )
+        for hit in related.reworded(self._index, self._semantic, title, content):
+            if _same_scope(hit.scope, scope) and hit.path != replacing:
+                raise Duplicate(
+                    f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "
+                    f"({hit.relevance:.0%} alike in meaning); edit it, or pass "
+                    "allow_duplicate=true to keep both",
+                    hit.id,
                 )
 
     def _refuse_title(self, title: str, scope: str | None, own: str | None = None) -> None:

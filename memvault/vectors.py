@@ -41,6 +41,7 @@ class VectorTable:
         self._matrix = np.zeros((0, dimensions), dtype=np.float32)
         self._notes = np.zeros(0, dtype=np.int64)
         self._seqs = np.zeros(0, dtype=np.int32)
+        self._weights = np.zeros(0, dtype=np.float32)
         self._rows: dict[int, list[int]] = {}
         self._size = 0
         self._holes = 0
@@ -58,6 +59,7 @@ class VectorTable:
             self._matrix[start : start + len(vectors)] = vectors
             self._notes[start : start + len(vectors)] = note
             self._seqs[start : start + len(vectors)] = np.arange(len(vectors))
+            self._weights[start : start + len(vectors)] = _mean_weight(vectors)
             self._size += len(vectors)
             self._rows[note] = list(range(start, self._size))
 
@@ -96,6 +98,36 @@ class VectorTable:
                 return best
             wanted *= 4
 
+    def related(
+        self, note: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
+    ) -> list[Near] | None:
+        """The `limit` notes whose mean chunk vector is closest to this note's (cosine, best
+        first; `chunk` is 0), never the note itself; None when the note has no vectors. A
+        note's score is the sum of its rows' products with the query times their weights
+        (1 / chunks / norm of the mean), so no mean matrix is kept."""
+        with self._lock:
+            size = self._size
+            own = self._rows.get(note)
+            if own is None:
+                return None
+            mean = self._matrix[own].mean(axis=0)
+            matrix, notes, weights = self._matrix[:size], self._notes[:size], self._weights[:size]
+        if limit <= 0:
+            return []
+        query = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        keep = (notes != _HOLE) & (notes != note)
+        if among is not None:
+            keep &= np.isin(notes, _array(among))
+        if leaving_out:
+            keep &= ~np.isin(notes, _array(leaving_out))
+        rows = np.flatnonzero(keep)
+        if not len(rows):
+            return []
+        scores = np.bincount(notes[rows], weights=(matrix @ query)[rows] * weights[rows])
+        present = np.unique(notes[rows])
+        best = present[np.argsort(-scores[present], kind="stable")[:limit]]
+        return [Near(int(n), float(scores[n]), 0) for n in best]
+
     def _drop(self, note: int) -> None:
         for row in self._rows.pop(note, ()):
             self._notes[row] = _HOLE
@@ -108,16 +140,19 @@ class VectorTable:
         matrix = np.zeros((capacity, self._matrix.shape[1]), dtype=np.float32)
         notes = np.full(capacity, _HOLE, dtype=np.int64)
         seqs = np.zeros(capacity, dtype=np.int32)
+        weights = np.zeros(capacity, dtype=np.float32)
         matrix[: self._size] = self._matrix[: self._size]
         notes[: self._size] = self._notes[: self._size]
         seqs[: self._size] = self._seqs[: self._size]
-        self._matrix, self._notes, self._seqs = matrix, notes, seqs
+        weights[: self._size] = self._weights[: self._size]
+        self._matrix, self._notes, self._seqs, self._weights = matrix, notes, seqs, weights
 
     def _compact(self) -> None:
         live = np.flatnonzero(self._notes[: self._size] != _HOLE)
         self._matrix = np.ascontiguousarray(self._matrix[live])
         self._notes = self._notes[live].copy()
         self._seqs = self._seqs[live].copy()
+        self._weights = self._weights[live].copy()
         self._size, self._holes = len(live), 0
         self._rows = {}
         for row, note in enumerate(self._notes.tolist()):
@@ -144,6 +179,12 @@ def _best_notes(
             if len(best) == limit:
                 break
     return list(best.values())
+
+
+def _mean_weight(vectors: Vectors) -> float:
+    """What each of a note's rows weighs in `related`: a row's product with a query, times
+    this, summed over the note, is the cosine of the note's mean vector with the query."""
+    return 1.0 / len(vectors) / max(float(np.linalg.norm(vectors.mean(axis=0))), 1e-12)
 
 
 def _array(notes: Collection[int]) -> npt.NDArray[np.int64]:

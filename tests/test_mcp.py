@@ -39,6 +39,7 @@ TOOLS = {
     "edit_mem",
     "delete_mem",
     "search_mem",
+    "similar_mem",
     "list_mem",
     "link_mem",
     "unlink_mem",
@@ -67,6 +68,7 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
     for name in (
         "read_mem",
         "search_mem",
+        "similar_mem",
         "list_mem",
         "get_current_date",
         "get_context",

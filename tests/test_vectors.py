@@ -85,3 +85,20 @@ def test_fusion_ranks_every_note_of_either_side_once(
     fused = fuse(keyword, semantic)
     assert sorted(note for note, _ in fused) == sorted({n for n, _ in keyword + semantic})
     assert all(a[1] >= b[1] for a, b in itertools.pairwise(fused))
+
+
+def test_related_notes_score_by_the_cosine_of_their_mean_vectors() -> None:
+    table = VectorTable(2)
+    table.put(1, np.stack([unit(1, 0), unit(1, 1)]))
+    table.put(2, np.stack([unit(1, 0.2)]))
+    table.put(3, np.stack([unit(0, 1), unit(-1, 1)]))
+    table.put(9, np.stack([unit(1, 0)]))
+    table.remove(9)
+    found = table.related(1, 10, None, ())
+    assert found is not None and [near.note for near in found] == [2, 3]
+    mean = unit(*(unit(1, 0) + unit(1, 1)))
+    other = unit(*(unit(0, 1) + unit(-1, 1)))
+    assert np.isclose(found[1].score, float(mean @ other), atol=1e-6)
+    assert [near.note for near in table.related(1, 10, {3}, ()) or []] == [3]
+    assert [near.note for near in table.related(1, 10, None, {2}) or []] == [3]
+    assert table.related(9, 10, None, ()) is None

@@ -1,4 +1,4 @@
-"""Commands that look at many memories: search, list, context, stats."""
+"""Commands that look at many memories: search, similar, list, context, stats."""
 
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ from typing import Any
 import click
 
 from ..briefing import build_briefing
-from ..records import SearchMode
-from ..text import hit_line, list_heading, note_line, search_heading, stats_text
+from ..records import SearchHit, SearchMode
+from ..text import (
+    hit_line,
+    list_heading,
+    note_line,
+    search_heading,
+    similar_heading,
+    stats_text,
+)
 from . import emit, filter_options, json_option, main, make_filter, service, settings_of
 from .terminal import show
 
@@ -56,11 +63,33 @@ def search(
 
         emit(SearchOut.of(page))
         return
-    for hit in page.results:
-        show(hit_line(hit))
-    click.echo(search_heading(page, query), err=True)
+    _echo_hits(page.results, search_heading(page, query))
     if page.has_more:
         click.echo(f"More match: --offset {page.offset + len(page.results)}.", err=True)
+
+
+@main.command()
+@click.argument("identifier")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+@click.pass_context
+def similar(ctx: click.Context, /, identifier: str, limit: int, as_json: bool) -> None:
+    """Memories most like one (id, path or title): by meaning once embedded, else by words."""
+    with service(ctx) as vault:
+        found = vault.similar(identifier, limit)
+    if as_json:
+        from ..output import SimilarOut
+
+        emit(SimilarOut.of(found))
+        return
+    _echo_hits(found.results, similar_heading(found, identifier))
+
+
+def _echo_hits(hits: list[SearchHit], heading: str) -> None:
+    """One line a hit on stdout, then the heading (how many, of what) on stderr."""
+    for hit in hits:
+        show(hit_line(hit))
+    click.echo(heading, err=True)
 
 
 @main.command(name="list")

@@ -31,7 +31,7 @@ memvault is your long-term memory: markdown notes in a folder a person also read
 - As you learn something durable — a decision and its reason, a gotcha, a fix for an error, a
   preference, how a system is set up — save it at once with write_mem (one topic per memory, a
   specific title, a category such as decision, gotcha, pattern, error-resolution, preference),
-  then link_mem it to the related memories you found.
+  then link_mem it to the related memories you found (similar_mem lists them).
 - Prefer edit_mem (append, replace_section, find/replace) over rewriting a memory, and never
   delete a memory unless asked.
 - get_current_date gives today's date for timestamps and relative dates.

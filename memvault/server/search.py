@@ -8,10 +8,17 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..exchange import dump, export_records
-from ..output import ExportOut, ListOut, SearchOut, StatsOut
+from ..output import ExportOut, ListOut, SearchOut, SimilarOut, StatsOut
 from ..properties import where_pairs
 from ..records import Filter, TimeField
-from ..text import hit_line, list_heading, note_line, search_heading, stats_text
+from ..text import (
+    hit_line,
+    list_heading,
+    note_line,
+    search_heading,
+    similar_heading,
+    stats_text,
+)
 from .common import READ, Names, ToolGroup, reply, tool, tool_errors
 
 WHEN = (
@@ -79,6 +86,29 @@ class SearchTools(ToolGroup):
         if page.has_more:
             lines.append(f"More match: call again with offset={page.offset + len(page.results)}.")
         return reply(SearchOut.of(page), "\n".join(lines))
+
+    @tool(
+        "similar_mem",
+        "Find related memories",
+        READ,
+        "The memories most like one (by id, path or title), best first, never itself: by "
+        "meaning once the vault's notes are embedded, else by its distinctive words (`by` says "
+        "which). Each hit's relevance is its similarity 0..1. Filter by category or scope as "
+        "search_mem; archived and superseded memories are left out. Use it to find related "
+        "work before starting on something, or to link a new memory to its neighbours. "
+        'Example: similar_mem(id="payment-retries", limit=5)',
+    )
+    def similar_mem(
+        self,
+        id: str,
+        limit: Annotated[int, Field(ge=1, le=100)] = 5,
+        category: Names = None,
+        scope: Names = None,
+    ) -> Annotated[CallToolResult, SimilarOut]:
+        with tool_errors():
+            found = self.vault.similar(id, limit, Filter.of(category, scope=self.scoped(scope)))
+        lines = [similar_heading(found, id), *(f"- {hit_line(hit)}" for hit in found.results)]
+        return reply(SimilarOut.of(found), "\n".join(lines))
 
     @tool(
         "list_mem",

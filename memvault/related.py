@@ -1,0 +1,45 @@
+"""Memories related to one (`similar_mem`), and a new memory's reworded twin (the duplicate
+guard): by meaning when the vault's notes have vectors, else by the memory's key words."""
+
+from __future__ import annotations
+
+from .index import Index, Match
+from .model import Memory
+from .records import Filter, Related, SearchHit
+from .semantic import Semantic
+from .similar import key_words
+
+# A new memory whose first chunk is at least this close (cosine) to an existing note's best
+# chunk says the same thing in other words: measured on benchmarks/quality/duplicates.json
+# (benchmarks/duplicates.py), between the paraphrased pairs and the merely related ones.
+SAME_MEANING = 0.75
+# How many of the nearest notes the duplicate guard weighs (it keeps those of the new scope).
+NEAREST = 5
+
+
+def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where: Filter) -> Related:
+    """The memories under `where` most like `memory`, never itself: by meaning when it has
+    vectors (the cosine of the notes' mean chunk vectors), else by a search of its key words."""
+    rowid = index.rowid(memory.path)
+    if rowid is not None and semantic.has_vectors():
+        among, leaving_out = index.admitted(where)
+        near = semantic.related(rowid, limit, among, leaving_out)
+        if near is not None:
+            matches = [Match(n.note, -n.score, "", n.score) for n in near]
+            return Related(memory.id, "meaning", index.hits(matches, ""))
+    query = " ".join(key_words(memory.title, memory.body))
+    page = index.search(query, limit + 1, 0, where)
+    return Related(memory.id, "words", [h for h in page.results if h.id != memory.id][:limit])
+
+
+def reworded(index: Index, semantic: Semantic, title: str, content: str) -> list[SearchHit]:
+    """The notes a new memory's text is SAME_MEANING close to, nearest first (relevance: the
+    cosine); none when the vault has no vectors (the model is off or nothing is embedded)."""
+    if not semantic.has_vectors():
+        return []
+    near = [
+        n
+        for n in semantic.nearest_passage(title, content, NEAREST, None)
+        if n.score >= SAME_MEANING
+    ]
+    return index.hits([Match(n.note, -n.score, "", n.score) for n in near], "")

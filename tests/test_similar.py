@@ -1,0 +1,160 @@
+"""similar_mem and `memvault similar`: the memories most like one, by meaning once the vault is
+embedded (the default model), else by its words; and the duplicate guard that refuses a
+reworded near-duplicate when vectors exist."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memvault.cli import main
+from memvault.config import Settings
+from memvault.errors import Duplicate, NotFound
+from memvault.records import Filter
+from memvault.vault import VaultService
+
+from .conftest import write_file
+from .mcp_helpers import stdio_session, structured, text_of, tool_error
+
+ROLLBACK = (
+    "Rolling back a deployment",
+    "When a release breaks production, redeploy the previous build from the CI pipeline.",
+)
+PIPELINE = (
+    "Release pipeline",
+    "Every tag triggers a build that ships to the servers once the checks pass.",
+)
+PLANTS = ("Office plants", "Water the ficus every Monday; the cactus once a month.")
+LUNCH = ("Team lunch", "Thursday lunch is at the Thai place near the station.")
+GOTCHA = (
+    "Jest needs --runInBand in CI",
+    "Tests hang on the CI runners unless jest runs with --runInBand.",
+)
+REWORDED = ("Run jest serially on CI", "On CI, jest must use --runInBand or the test run hangs.")
+RELATED = ("Jest coverage threshold", "CI fails when jest's line coverage drops below 80 percent.")
+
+
+@pytest.fixture
+def embedded(vault_dir: Path) -> Iterator[VaultService]:
+    """A vault with the default model whose four memories are embedded."""
+    service = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    service.create(*ROLLBACK, category="ops")
+    service.create(*PIPELINE, category="ops")
+    service.create(*PLANTS, category="office")
+    service.create(*LUNCH, category="office")
+    assert service.embed() == 4
+    yield service
+    service.close()
+
+
+def titles(vault: VaultService, name: str, where: Filter | None = None) -> list[str]:
+    return [hit.title for hit in vault.similar(name, 5, where).results]
+
+
+def test_similar_finds_the_memory_alike_in_meaning_first(embedded: VaultService) -> None:
+    found = embedded.similar(ROLLBACK[0], 5)
+    assert found.by == "meaning"
+    assert found.results[0].title == PIPELINE[0]  # no word of its own shared
+    assert ROLLBACK[0] not in [hit.title for hit in found.results]
+    assert len(found.results) == 3
+    assert all(0 <= hit.relevance <= 1 for hit in found.results)
+    assert found.results[0].relevance > found.results[-1].relevance
+
+
+def test_similar_applies_the_filters(embedded: VaultService) -> None:
+    assert titles(embedded, ROLLBACK[0], Filter(category="office")) == [PLANTS[0], LUNCH[0]]
+    embedded.create("Tagged builds", "Tags ship after checks.", supersedes=PIPELINE[0])
+    write_file(embedded.root, "archive/old-rollback.md", "# Old rollback\nRedeploy it.\n")
+    embedded.fill()
+    embedded.embed()
+    assert "Old rollback" in titles(embedded, ROLLBACK[0], Filter(archived=None))
+    assert PIPELINE[0] not in titles(embedded, ROLLBACK[0])
+    assert "Old rollback" not in titles(embedded, ROLLBACK[0])
+
+
+def test_without_vectors_similar_goes_by_words(vault: VaultService) -> None:
+    vault.create(*ROLLBACK)
+    vault.create("Release checklist", "Before a release to production, tag the build.")
+    vault.create(*PLANTS)
+    found = vault.similar(ROLLBACK[0])
+    assert found.by == "words"
+    assert [hit.title for hit in found.results] == ["Release checklist"]
+    assert 0 < found.results[0].relevance <= 1
+    with pytest.raises(NotFound):
+        vault.similar("no such memory")
+
+
+def test_a_reworded_gotcha_is_refused_naming_the_existing_one(embedded: VaultService) -> None:
+    first = embedded.create(*GOTCHA, category="gotcha")
+    embedded.embed()
+    with pytest.raises(Duplicate, match="allow_duplicate=true") as refused:
+        embedded.create(*REWORDED, category="gotcha")
+    assert refused.value.existing_id == first.id
+    assert first.id in str(refused.value)
+    assert embedded.create(*REWORDED, category="gotcha", allow_duplicate=True).title == REWORDED[0]
+
+
+def test_a_reworded_memory_that_supersedes_the_old_one_is_kept(embedded: VaultService) -> None:
+    first = embedded.create(*GOTCHA, category="gotcha")
+    embedded.embed()
+    assert embedded.create(*REWORDED, category="gotcha", supersedes=first.id).title == REWORDED[0]
+
+
+def test_a_merely_related_memory_or_another_scope_is_kept(embedded: VaultService) -> None:
+    embedded.create(*GOTCHA, category="gotcha")
+    embedded.embed()
+    assert embedded.create(*RELATED, category="gotcha").title == RELATED[0]
+    assert embedded.create(*REWORDED, scope="other-project").title == REWORDED[0]
+
+
+def test_without_a_model_the_guard_is_as_before(vault: VaultService) -> None:
+    vault.create(*GOTCHA)
+    assert vault.create(*REWORDED).title == REWORDED[0]
+
+
+def test_the_cli_lists_similar_memories(embedded: VaultService, vault_dir: Path) -> None:
+    env: dict[str, str | None] = {"MEMVAULT_EMBED_MODEL": None}
+    args = ["--vault", str(vault_dir), "similar", ROLLBACK[0]]
+    result = CliRunner().invoke(main, [*args, "--limit", "1", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["by"] == "meaning"
+    assert [hit["title"] for hit in answer["results"]] == [PIPELINE[0]]
+    text = CliRunner().invoke(main, args, env={"MEMVAULT_EMBED_MODEL": "off"})
+    assert text.exit_code == 0, text.output
+    assert "by their words" in text.stderr
+    missing = CliRunner().invoke(main, ["--vault", str(vault_dir), "similar", "nothing here"])
+    assert missing.exit_code != 0 and missing.output.count("\n") == 1
+
+
+def test_similar_mem_through_an_mcp_client(
+    embedded: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMVAULT_EMBED_MODEL", raising=False)
+    embedded.close()
+
+    async def scenario() -> None:
+        async with stdio_session(vault_dir) as session:
+            result = await session.call_tool("similar_mem", {"id": ROLLBACK[0], "limit": 2})
+            answer = structured(result)
+            assert answer["by"] == "meaning"
+            assert answer["results"][0]["title"] == PIPELINE[0]
+            assert len(answer["results"]) == 2
+            assert "in meaning" in text_of(result)
+            office = structured(
+                await session.call_tool("similar_mem", {"id": ROLLBACK[0], "category": "office"})
+            )
+            assert {hit["title"] for hit in office["results"]} == {PLANTS[0], LUNCH[0]}
+            scoped = structured(
+                await session.call_tool("similar_mem", {"id": ROLLBACK[0], "scope": "elsewhere"})
+            )
+            assert len(scoped["results"]) == 3  # global memories count in any scope
+            error = await tool_error(session, "similar_mem", {"id": "no such memory"})
+            assert "no memory" in error and "\n" not in error
+
+    asyncio.run(scenario())
