@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from . import clock
+from .config import ContextSettings
 from .records import CheckReport, DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
 from .vault import VaultService
 
@@ -32,13 +33,15 @@ class Queue:
 
 @dataclass
 class Review:
-    """The queues: not reviewed for `days`, never used, expiring soon, near duplicates (with
-    both memories), and what `check` finds (broken and one-sided links, malformed notes)."""
+    """The queues: not reviewed for `days`, never used, expiring soon, superseded (replaced by
+    a newer memory), near duplicates (with both memories), and what `check` finds (broken and
+    one-sided links, malformed notes)."""
 
-    days: int
+    days: float
     stale: Queue
     unused: Queue
     expiring: Queue
+    superseded: Queue
     duplicates: list[tuple[DuplicatePair, NoteRow, NoteRow]]
     check: CheckReport
 
@@ -80,8 +83,16 @@ def every_note(vault: VaultService) -> list[NoteRow]:
     return vault.list_memories(Filter(), "updated", EVERY)[0]
 
 
-def review(vault: VaultService, days: int) -> Review:
-    """The review queues; `days` is how long since the last review makes a memory stale."""
+def stale_days(vault: VaultService) -> float:
+    """After how many days without a review a memory is stale: the vault's policies'
+    `stale_days`, as for the briefing, else the briefing's default."""
+    return vault.policies.stale_days or ContextSettings.stale_days
+
+
+def review(vault: VaultService, days: float | None = None) -> Review:
+    """The review queues; `days` is how long since the last review makes a memory stale
+    (None: the vault's own threshold, `stale_days`)."""
+    days = stale_days(vault) if days is None else days
     rows = every_note(vault)
     cutoff = clock.iso(clock.now() - timedelta(days=days))
     soon = clock.iso(clock.now() + timedelta(days=EXPIRING_DAYS))
@@ -97,7 +108,20 @@ def review(vault: VaultService, days: int) -> Review:
         for pair in vault.near_duplicates(DUPLICATE_PAIRS)
         if pair.first in by_path and pair.second in by_path
     ]
-    return Review(days, _queue(stale), _queue(unused), _queue(expiring), pairs, vault.check())
+    superseded = [
+        r
+        for r in vault.list_memories(Filter(include_superseded=True), "updated", EVERY)[0]
+        if r.superseded_by
+    ]
+    return Review(
+        days,
+        _queue(stale),
+        _queue(unused),
+        _queue(expiring),
+        _queue(superseded),
+        pairs,
+        vault.check(),
+    )
 
 
 def overview(vault: VaultService) -> Overview:
