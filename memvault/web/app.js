@@ -161,6 +161,11 @@ function row(label, value) {
   return [el("dt", {}, label), el("dd", {}, value ?? "—")];
 }
 
+function when(iso, by) {
+  // "3 d ago (2026-...) by claude-code": when, and who, where known.
+  return [iso && `${ago(iso)} (${iso})`, by && "by " + by].filter(Boolean).join(" ") || null;
+}
+
 function memoryLinks(ends) {
   // Memories a property names (supersedes, superseded_by): linked, or as written if none.
   return ends.length ? ends.flatMap((end, n) => [n ? ", " : "", end.id ? el("a", { href: memoryHref(end.id) }, end.title) : end.title]) : null;
@@ -180,8 +185,8 @@ function showMemory() {
     row("category", memory.category),
     row("scope", memory.scope || "global"),
     row("tags", memory.tags.length ? memory.tags.map((t) => "#" + t).join(" ") : null),
-    row("created", memory.created_at && `${ago(memory.created_at)} (${memory.created_at})${memory.created_by ? " by " + memory.created_by : ""}`),
-    row("updated", memory.updated_at && `${ago(memory.updated_at)} (${memory.updated_at})${memory.updated_by ? " by " + memory.updated_by : ""}`),
+    row("created", when(memory.created_at, memory.created_by)),
+    row("updated", when(memory.updated_at, memory.updated_by)),
     row("reviewed", memory.last_reviewed ? `${ago(memory.last_reviewed)} (${memory.last_reviewed})` : "never"),
     row("used", `${usage.access_count} times, last ${ago(usage.last_access)}`),
     memory.expires_at ? row("expires", memory.expires_at) : null,
