@@ -96,10 +96,7 @@ def review(vault: VaultService, days: float | None = None) -> Review:
     rows = every_note(vault)
     cutoff = clock.iso(clock.now() - timedelta(days=days))
     soon = clock.iso(clock.now() + timedelta(days=EXPIRING_DAYS))
-    stale = sorted(
-        (r for r in rows if (r.last_reviewed or r.created_at or "") < cutoff),
-        key=lambda r: r.last_reviewed or r.created_at or "",
-    )
+    stale = sorted((r for r in rows if _reviewed(r) < cutoff), key=_reviewed)
     unused = [r for r in rows if r.access_count == 0]
     expiring = sorted((r for r in rows if r.expires_at and r.expires_at <= soon), key=_expiry)
     by_path = {r.path: r for r in rows}
@@ -189,6 +186,12 @@ def _categories(vault: VaultService) -> Graph:
 def _queue(rows: list[NoteRow]) -> Queue:
     """A queue of these memories: all counted, the first SHOWN listed."""
     return Queue(len(rows), rows[:SHOWN])
+
+
+def _reviewed(row: NoteRow) -> str:
+    """When a memory was last reviewed, as the briefing counts it: its review time, else when
+    it was made or changed (a note written by hand without dates is as new as its file)."""
+    return row.last_reviewed or row.created_at or row.updated_at or ""
 
 
 def _expiry(row: NoteRow) -> str:

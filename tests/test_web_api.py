@@ -320,6 +320,7 @@ def test_the_review_takes_the_stale_threshold_from_the_vaults_policies(vault_dir
         f"---\nid: checked\ntitle: Checked a while ago\nlast_reviewed: {recent}\n"
         f"created_at: {recent}\nupdated_at: {recent}\n---\nStill true.\n",
     )
+    write_file(vault_dir, "notes/undated.md", "# Written today by hand\n\nNo dates in it.\n")
     with serving(vault_dir) as base, signed_in(base) as client:
         review = client.get("/api/review").json()
         asked = client.get("/api/review", params={"days": "100000"}).json()

@@ -329,3 +329,4 @@ def test_a_superseded_memory_links_to_what_replaced_it_and_waits_in_review(
     browser.wait_for("document.querySelector('.queue li')")
     assert "Superseded (1)" in browser.text("#page-review")
     assert "replaced by deploy-with-ci" in browser.text("#page-review")
+    browser.screenshot(shots / "review-superseded.png")

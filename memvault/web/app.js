@@ -399,7 +399,10 @@ async function showReview() {
     queue(`Not reviewed for ${data.days} days`, data.stale, (n) => "reviewed " + ago(n.last_reviewed)),
     queue("Never used", data.unused, (n) => "updated " + ago(n.updated_at)),
     queue("Expiring soon", data.expiring, (n) => "expires " + n.expires_at),
-    queue("Superseded", data.superseded, (n) => "replaced by " + n.superseded_by.replace(/^\[\[|\]\]$/g, "").split("|").pop()),
+    queue("Superseded", data.superseded, (n) => {
+      const name = n.superseded_by.replace(/^\[\[|\]\]$/g, "").split("|")[0];
+      return ["replaced by ", el("a", { href: memoryHref(name) }, name)];
+    }),
     el("section", { class: "queue", id: "duplicates" }, el("h3", {}, `Near duplicates (${data.duplicates.length})`),
       pairs.length ? pairs : el("p", { class: "muted" }, "none")),
     el("section", { class: "queue" }, el("h3", {}, `Links and files (${problems.length})`),
