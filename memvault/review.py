@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from . import clock
+from .config import ContextSettings
 from .records import CheckReport, DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
 from .vault import VaultService
 
@@ -32,13 +33,15 @@ class Queue:
 
 @dataclass
 class Review:
-    """The queues: not reviewed for `days`, never used, expiring soon, near duplicates (with
-    both memories), and what `check` finds (broken and one-sided links, malformed notes)."""
+    """The queues: not reviewed for `days`, never used, expiring soon, superseded (replaced by
+    a newer memory), near duplicates (with both memories), and what `check` finds (broken and
+    one-sided links, malformed notes)."""
 
-    days: int
+    days: float
     stale: Queue
     unused: Queue
     expiring: Queue
+    superseded: Queue
     duplicates: list[tuple[DuplicatePair, NoteRow, NoteRow]]
     check: CheckReport
 
@@ -80,15 +83,20 @@ def every_note(vault: VaultService) -> list[NoteRow]:
     return vault.list_memories(Filter(), "updated", EVERY)[0]
 
 
-def review(vault: VaultService, days: int) -> Review:
-    """The review queues; `days` is how long since the last review makes a memory stale."""
+def stale_days(vault: VaultService) -> float:
+    """After how many days without a review a memory is stale: the vault's policies'
+    `stale_days`, as for the briefing, else the briefing's default."""
+    return vault.policies.stale_days or ContextSettings.stale_days
+
+
+def review(vault: VaultService, days: float | None = None) -> Review:
+    """The review queues; `days` is how long since the last review makes a memory stale
+    (None: the vault's own threshold, `stale_days`)."""
+    days = stale_days(vault) if days is None else days
     rows = every_note(vault)
     cutoff = clock.iso(clock.now() - timedelta(days=days))
     soon = clock.iso(clock.now() + timedelta(days=EXPIRING_DAYS))
-    stale = sorted(
-        (r for r in rows if (r.last_reviewed or r.created_at or "") < cutoff),
-        key=lambda r: r.last_reviewed or r.created_at or "",
-    )
+    stale = sorted((r for r in rows if _reviewed(r) < cutoff), key=_reviewed)
     unused = [r for r in rows if r.access_count == 0]
     expiring = sorted((r for r in rows if r.expires_at and r.expires_at <= soon), key=_expiry)
     by_path = {r.path: r for r in rows}
@@ -97,7 +105,20 @@ def review(vault: VaultService, days: int) -> Review:
         for pair in vault.near_duplicates(DUPLICATE_PAIRS)
         if pair.first in by_path and pair.second in by_path
     ]
-    return Review(days, _queue(stale), _queue(unused), _queue(expiring), pairs, vault.check())
+    superseded = [
+        r
+        for r in vault.list_memories(Filter(include_superseded=True), "updated", EVERY)[0]
+        if r.superseded_by
+    ]
+    return Review(
+        days,
+        _queue(stale),
+        _queue(unused),
+        _queue(expiring),
+        _queue(superseded),
+        pairs,
+        vault.check(),
+    )
 
 
 def overview(vault: VaultService) -> Overview:
@@ -165,6 +186,12 @@ def _categories(vault: VaultService) -> Graph:
 def _queue(rows: list[NoteRow]) -> Queue:
     """A queue of these memories: all counted, the first SHOWN listed."""
     return Queue(len(rows), rows[:SHOWN])
+
+
+def _reviewed(row: NoteRow) -> str:
+    """When a memory was last reviewed, as the briefing counts it: its review time, else when
+    it was made or changed (a note written by hand without dates is as new as its file)."""
+    return row.last_reviewed or row.created_at or row.updated_at or ""
 
 
 def _expiry(row: NoteRow) -> str:

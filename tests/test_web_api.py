@@ -4,6 +4,7 @@ and `memvault ui`."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from .conftest import write_file
 from .mcp_helpers import MEMVAULT, http_server, server_env
 
 TOKEN = "s3cret-token"
+OLD_FILE = 1577836800  # 2020-01-01: a note edited by hand then (its file's time)
 
 
 @pytest.fixture
@@ -179,3 +181,149 @@ def test_link_archive_and_delete_through_the_api(base: str, vault_dir: Path) -> 
         assert gone["deleted"] == "decision/payment-retries.md"
         assert gone["changed"] == ["archive/backoff-numbers.md"]
     assert not (vault_dir / "decision" / "payment-retries.md").exists()
+
+
+SECRET = "Zq9xLongSecretValue42"
+TOKEN_VALUE = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def hand_made_secret_note(vault_dir: Path) -> Path:
+    """A note written by hand in Obsidian that holds secrets (the service would refuse them)."""
+    return write_file(
+        vault_dir,
+        "notes/staging-database.md",
+        f"---\nid: staging-db\ntitle: Staging database\ndeploy_token: {TOKEN_VALUE}\n---\n"
+        f"The staging database is reached with password = {SECRET} from the bastion host.\n",
+    )
+
+
+@contextmanager
+def serving(vault_dir: Path) -> Iterator[str]:
+    """The vault as it is served over HTTP, its page's address (files written before it
+    starts are indexed when it opens)."""
+    with http_server(vault_dir, "--token", TOKEN) as (url, _process):
+        yield url.removesuffix("/mcp")
+
+
+def test_no_answer_of_the_page_shows_a_detected_secret_unmasked(vault_dir: Path) -> None:
+    hand_made_secret_note(vault_dir)
+    with serving(vault_dir) as base, signed_in(base) as client:
+        answers = [
+            client.get("/api/search", params={"q": "staging bastion"}),
+            client.get("/api/search"),
+            client.get("/api/memory", params={"id": "staging-db"}),
+            client.get("/api/review"),
+            client.get("/api/graph", params={"id": "staging-db"}),
+        ]
+        for answer in answers:
+            assert answer.status_code == 200, answer.text
+            assert SECRET not in answer.text and TOKEN_VALUE not in answer.text
+        read = answers[2].json()["memory"]
+        assert "password = [redacted: password] from" in read["body"]
+        assert read["properties"]["deploy_token"] == "[redacted: GitHub token]"
+        assert read["secrets"] == "password on line 1"
+        assert read["id"] == "staging-db" and read["path"] == "notes/staging-database.md"
+
+
+def test_a_snippet_that_cuts_a_secret_shows_no_piece_of_it(vault_dir: Path) -> None:
+    filler = " ".join(f"word{n}" for n in range(40))
+    birds = " ".join(f"bird{n}" for n in range(13))
+    write_file(
+        vault_dir,
+        "notes/cut.md",
+        f"# Cut secret\n\n{filler} api_key = Zq9x-{SECRET} {birds} harrier.\n",
+    )
+    with serving(vault_dir) as base, signed_in(base) as client:
+        hits = client.get("/api/search", params={"q": "harrier"}).json()["results"]
+    snippet = hits[0]["snippet"]
+    assert snippet.startswith("…[redacted: secret] bird0") and "**harrier**" in snippet
+    assert "Zq9x" not in snippet
+
+
+def test_a_save_keeping_the_redaction_marker_over_a_secret_is_refused(vault_dir: Path) -> None:
+    note = hand_made_secret_note(vault_dir)
+    before = note.read_bytes()
+    with serving(vault_dir) as base, signed_in(base) as client:
+        opened = client.get("/api/memory", params={"id": "staging-db"}).json()["memory"]
+        typo_fixed = opened["body"].replace("bastion host", "bastion")
+        body = {"id": "staging-db", "version": opened["version"], "content": typo_fixed}
+        refused = client.post("/api/save", json=body, headers=writes_from(base))
+        assert refused.status_code == 400
+        error = refused.json()["error"]
+        assert error.startswith(
+            "Invalid: not saved: this memory holds a secret (password on line 1)"
+        )
+        assert "notes/staging-database.md" in error and "\n" not in error
+        assert note.read_bytes() == before
+        body["content"] = "The staging database password is in the team's password manager.\n"
+        saved = client.post("/api/save", json=body, headers=writes_from(base))
+        assert saved.status_code == 200, saved.text
+    assert SECRET not in note.read_text() and "password manager" in note.read_text()
+
+
+def test_search_takes_search_mems_time_and_property_filters(vault_dir: Path) -> None:
+    vault = VaultService.open(Settings(vault=vault_dir))
+    vault.create("Payment retries", "Retries back off exponentially.\n", category="decision")
+    vault.close()
+    old = write_file(
+        vault_dir,
+        "notes/old-retries.md",
+        "---\nid: old-retries\ntitle: Old retries\nstatus: open\n"
+        "created_at: 2020-01-01T00:00:00Z\nupdated_at: 2020-01-01T00:00:00Z\n---\n"
+        "Retries were linear once.\n",
+    )
+    os.utime(old, (OLD_FILE, OLD_FILE))
+    with serving(vault_dir) as base, signed_in(base) as client:
+
+        def found(**params: str) -> list[str]:
+            """The ids a search with these parameters finds."""
+            answer = client.get("/api/search", params={"q": "retries", **params})
+            assert answer.status_code == 200, answer.text
+            return sorted(hit["title"] for hit in answer.json()["results"])
+
+        assert found() == ["Old retries", "Payment retries"]
+        assert found(since="30d") == ["Payment retries"]
+        assert found(until="2021-01-01") == ["Old retries"]
+        assert found(where="status=open") == ["Old retries"]
+        hits = client.get("/api/search", params={"q": "retries"}).json()["results"]
+        assert all(0 < hit["relevance"] <= 1 for hit in hits)
+        bad_where = client.get("/api/search", params={"q": "x", "where": "status"})
+        assert bad_where.status_code == 400
+        assert bad_where.json()["error"].startswith("where takes key=value pairs")
+        bad_since = client.get("/api/search", params={"q": "x", "since": "the other day"})
+        assert bad_since.status_code == 400 and "\n" not in bad_since.json()["error"]
+
+
+def test_a_memory_shows_who_wrote_it_and_what_superseded_it(vault_dir: Path) -> None:
+    vault = VaultService.open(Settings(vault=vault_dir))
+    old = vault.create("Deploy with rsync", "Deploy by hand with rsync.\n", agent="claude-code")
+    new = vault.create("Deploy with CI", "The CI pipeline deploys.\n", supersedes=old.id)
+    vault.close()
+    with serving(vault_dir) as base, signed_in(base) as client:
+        read = client.get("/api/memory", params={"id": old.id}).json()
+        review = client.get("/api/review").json()
+        newer = client.get("/api/memory", params={"id": new.id}).json()
+    assert read["memory"]["created_by"] == "claude-code"
+    assert [end["id"] for end in read["superseded_by"]] == [new.id]
+    assert [end["title"] for end in newer["supersedes"]] == ["Deploy with rsync"]
+    assert "supersedes" not in newer["memory"]["properties"]
+    assert review["superseded"]["count"] == 1
+    assert review["superseded"]["items"][0]["id"] == old.id
+
+
+def test_the_review_takes_the_stale_threshold_from_the_vaults_policies(vault_dir: Path) -> None:
+    write_file(vault_dir, ".memvault/policies.toml", "stale_days = 10\n")
+    recent = "2026-01-01T00:00:00Z"
+    write_file(
+        vault_dir,
+        "notes/checked.md",
+        f"---\nid: checked\ntitle: Checked a while ago\nlast_reviewed: {recent}\n"
+        f"created_at: {recent}\nupdated_at: {recent}\n---\nStill true.\n",
+    )
+    write_file(vault_dir, "notes/undated.md", "# Written today by hand\n\nNo dates in it.\n")
+    with serving(vault_dir) as base, signed_in(base) as client:
+        review = client.get("/api/review").json()
+        asked = client.get("/api/review", params={"days": "100000"}).json()
+    assert review["days"] == 10
+    assert [item["id"] for item in review["stale"]["items"]] == ["checked"]
+    assert asked["stale"]["count"] == 0

@@ -164,7 +164,7 @@ def test_verify_a_stale_memory_from_the_review_queue(
     assert "Not reviewed for 90 days (1)" in stale and "Old deploy steps" in stale
     browser.screenshot(shots / "review.png")
     browser.click(".queue li button")
-    browser.wait_for("document.querySelector('.queue h3').innerText.includes('(0)')")
+    browser.wait_for("document.querySelector('.queue h3')?.innerText.includes('(0)')")
     assert f"last_reviewed: {OLD}" not in (vault_dir / "notes" / "old-deploy.md").read_text()
 
 
@@ -189,7 +189,7 @@ def test_merge_two_near_duplicates_keeps_both_texts_and_links(
     browser.click("#duplicates .side button")
     browser.wait_for("document.querySelector('#confirm').open")
     browser.click("#confirm-yes")
-    browser.wait_for("document.querySelector('#duplicates h3').innerText.includes('(0)')", WAIT)
+    browser.wait_for("document.querySelector('#duplicates h3')?.innerText.includes('(0)')", WAIT)
     left = sorted(p.name for p in (vault_dir / "ops").iterdir())
     assert len(left) == 1
     merged = (vault_dir / "ops" / left[0]).read_text()
@@ -239,3 +239,94 @@ def test_graph_and_overview_pages_show_the_vault(page: str, browser: Browser, sh
     overview = browser.text("#page-overview")
     assert "memories\n3" in overview and "By category" in overview
     browser.screenshot(shots / "overview.png")
+
+
+SECRET = "Zq9xLongSecretValue42"
+
+
+def test_a_secret_in_a_note_is_shown_masked_and_the_editor_says_why(
+    page: str, browser: Browser, vault_dir: Path, shots: Path
+) -> None:
+    write_file(
+        vault_dir,
+        "notes/staging-database.md",
+        "---\nid: staging-db\ntitle: Staging database\n---\n"
+        f"Reach the staging database with password = {SECRET} from the bastion.\n",
+    )
+    browser.wait_for(
+        "document.querySelector('#results').innerText.includes('Staging database')", WAIT
+    )
+    open_memory(browser, page, "staging-db")
+    assert "password = [redacted: password] from" in browser.text("#memory .body")
+    assert "password on line 1" in browser.text("#secrets")
+    search_for(browser, "bastion")
+    assert SECRET not in browser.run("document.documentElement.outerHTML")
+    browser.screenshot(shots / "memory-secret.png")
+    browser.click("#memory .actions button")
+    browser.wait_for("document.activeElement.id === 'editor'")
+    assert "a save that keeps the marker is refused" in browser.text("#secrets")
+    assert SECRET not in browser.run("document.querySelector('#editor').value")
+
+
+def test_search_filters_by_time_and_property_and_shows_relevance(
+    page: str, browser: Browser, vault_dir: Path
+) -> None:
+    old = write_file(
+        vault_dir,
+        "notes/deploy-freeze.md",
+        "---\nid: deploy-freeze\ntitle: Deploy freeze\nstatus: open\n---\nNo deploy on Fridays.\n",
+    )
+    os.utime(old, (1577836800, 1577836800))  # edited by hand in 2020
+    search_for(browser, "deploy")
+    browser.wait_for("document.querySelectorAll('#results li').length === 2", WAIT)
+    relevance = browser.run("[...document.querySelectorAll('#results meter')].map(m => m.value)")
+    assert relevance and all(0 < value <= 1 for value in relevance)
+    browser.run(
+        "{ const since = document.querySelector('#f-since'); since.value = '30d';"
+        "since.dispatchEvent(new Event('change')) }"
+    )
+    browser.wait_for("document.querySelectorAll('#results li').length === 1")
+    assert browser.text("#results li .title") == "Old deploy steps"
+    browser.run(
+        "{ const since = document.querySelector('#f-since'); since.value = 'typed';"
+        "since.dispatchEvent(new Event('change')) }"
+    )
+    assert browser.run("document.querySelector('#since-typed').hidden") is False
+    browser.run("document.querySelector('#f-where').focus()")
+    browser.type("status=open")
+    browser.wait_for(
+        "document.querySelector('#results li .title')?.innerText === 'Deploy freeze'", WAIT
+    )
+
+
+def test_a_superseded_memory_links_to_what_replaced_it_and_waits_in_review(
+    page: str, browser: Browser, vault_dir: Path, shots: Path
+) -> None:
+    write_file(
+        vault_dir,
+        "notes/deploy-with-ci.md",
+        "---\nid: deploy-with-ci\ntitle: Deploy with CI\ncreated_by: claude-code\n"
+        'supersedes: "[[old-deploy]]"\n---\nThe CI pipeline deploys on merge.\n',
+    )
+    note = vault_dir / "notes" / "old-deploy.md"
+    write_file(
+        vault_dir,
+        "notes/old-deploy.md",
+        note.read_text().replace("---\nDeploy", 'superseded_by: "[[deploy-with-ci]]"\n---\nDeploy'),
+    )
+    browser.wait_for(
+        "document.querySelector('#results').innerText.includes('Deploy with CI')", WAIT
+    )
+    open_memory(browser, page, "old-deploy-steps-id")
+    browser.wait_for("document.querySelector('#superseded')", WAIT)
+    assert "replaced by Deploy with CI" in browser.text("#superseded")
+    browser.screenshot(shots / "memory-superseded.png")
+    browser.click("#superseded a")
+    browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Deploy with CI'")
+    facts = browser.text("#memory .facts")
+    assert "by claude-code" in facts and "Old deploy steps" in facts
+    browser.open(f"{page}/#/review")
+    browser.wait_for("document.querySelector('.queue li')")
+    assert "Superseded (1)" in browser.text("#page-review")
+    assert "replaced by deploy-with-ci" in browser.text("#page-review")
+    browser.screenshot(shots / "review-superseded.png")

@@ -15,11 +15,14 @@ from starlette.routing import Route
 
 from ..errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
 from ..markdown import BodyEdit
-from ..model import OWNED_KEYS, Memory
+from ..model import Memory
+from ..output import LinkEnd
+from ..properties import properties_of, where_pairs
 from ..records import Filter, SearchMode
 from ..review import graph, overview, review
 from ..vault import VaultService
 from .common import one_line
+from .web_secrets import masked, masked_snippet, refuse_marker_over_secret, secrets_shown_masked
 
 MODES = get_args(SearchMode)
 STATUS: tuple[tuple[type[MemvaultError], int], ...] = (
@@ -57,17 +60,22 @@ def plain(value: Any) -> Any:
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
-    """A memory with its category, and its frontmatter keys memvault does not own (Obsidian
-    properties, who wrote it, what superseded it...) as `properties`, shown as they are."""
+    """A memory with its category, its Obsidian properties, who wrote and changed it, and
+    which secrets the page shows masked in it (None when it holds none)."""
     data = dataclasses.asdict(memory)
     data.pop("metadata")
     data["category"] = memory.category
-    data["properties"] = {k: v for k, v in memory.metadata.items() if k not in OWNED_KEYS}
+    data["properties"] = properties_of(memory.metadata)
+    for key in ("created_by", "updated_by"):
+        value = memory.metadata.get(key)
+        data[key] = None if value in (None, "") else str(value)
+    data["secrets"] = secrets_shown_masked(memory)
     return data
 
 
 def where_of(request: Request) -> Filter:
-    """search_mem's filters from the query string."""
+    """search_mem's filters from the query string: `since`/`until` as search_mem takes them
+    (7d, last week, an ISO date), `where` as `key=value` pairs separated by commas."""
     params = request.query_params
     tags = tuple(t for t in params.get("tags", "").replace(",", " ").split() if t)
     return Filter(
@@ -76,7 +84,23 @@ def where_of(request: Request) -> Filter:
         params.get("scope") or None,
         params.get("only_scope") == "true",
         params.get("archived") == "true",
+        params.get("since") or None,
+        params.get("until") or None,
+        where=properties_wanted(params.get("where", "")),
     )
+
+
+def properties_wanted(text: str) -> tuple[tuple[str, str], ...]:
+    """`status=open, owner=ana` as search_mem's where pairs."""
+    wanted: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        key, equals, value = part.partition("=")
+        if part and not (equals and key.strip() and value.strip()):
+            raise Failed(400, f"where takes key=value pairs separated by commas, not {part!r}")
+        if part:
+            wanted[key.strip()] = value.strip()
+    with answered():
+        return where_pairs(wanted)
 
 
 def number(request: Request, name: str, default: int, top: int) -> int:
@@ -150,7 +174,7 @@ class WebApi:
             """The read, answered."""
             try:
                 with answered():
-                    return JSONResponse(call(request))
+                    return JSONResponse(masked(call(request)))
             except Failed as exc:
                 return JSONResponse({"error": str(exc)}, exc.status)
 
@@ -164,7 +188,7 @@ class WebApi:
             try:
                 data = await body_of(request)
                 with answered():
-                    return JSONResponse(await run_in_threadpool(call, data))
+                    return JSONResponse(masked(await run_in_threadpool(call, data)))
             except Failed as exc:
                 return JSONResponse({"error": str(exc)}, exc.status)
 
@@ -186,7 +210,16 @@ class WebApi:
         if mode not in MODES:
             raise Failed(400, f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         page = self.vault.search(query, limit, 0, where, cast(SearchMode, mode), count_use=False)
-        return {"total": page.total, "results": [plain(h) for h in page.results], "listed": False}
+        hits = [{**plain(h), "snippet": self.snippet(h.id, h.snippet)} for h in page.results]
+        return {"total": page.total, "results": hits, "listed": False}
+
+    def snippet(self, identifier: str, snippet: str) -> str:
+        """A hit's snippet with its secrets masked, even one cut at an end (nothing when the
+        memory is gone meanwhile: its secrets cannot be checked)."""
+        try:
+            return masked_snippet(snippet, self.vault.get(identifier).body)
+        except NotFound:
+            return ""
 
     def memory(self, request: Request) -> dict[str, Any]:
         """One memory, read fresh, with its links both ways and its usage."""
@@ -195,16 +228,22 @@ class WebApi:
             raise Failed(400, "id is required")
         memory = self.vault.get(identifier)
         usage = self.vault.usage().get(memory.id)
+        succession = self.vault.succession(memory)
         return {
             "memory": memory_json(memory),
+            "supersedes": [LinkEnd.named(raw, m).model_dump() for raw, m in succession.supersedes],
+            "superseded_by": [
+                LinkEnd.named(raw, m).model_dump() for raw, m in succession.superseded_by
+            ],
             "outgoing": [plain(r) for r in self.vault.outgoing(memory)],
             "backlinks": [plain(r) for r in self.vault.backlinks(memory)],
             "usage": plain(usage) if usage else {"access_count": 0, "last_access": None},
         }
 
     def review(self, request: Request) -> dict[str, Any]:
-        """The review queues; `days` since the last review makes a memory stale (90)."""
-        days = number(request, "days", 90, 100_000)
+        """The review queues; `days` since the last review makes a memory stale (by default
+        the vault's policies' stale_days, as for the briefing)."""
+        days = number(request, "days", 1, 100_000) if "days" in request.query_params else None
         return dataclasses.asdict(review(self.vault, days))
 
     def overview(self, request: Request) -> dict[str, Any]:
@@ -236,6 +275,7 @@ class WebApi:
             isinstance(tags, list) and all(isinstance(t, str) for t in tags)
         ):
             raise Failed(400, "tags must be a list of texts")
+        refuse_marker_over_secret(self.vault.get(identifier), data.get("title"), content)
         try:
             memory = self.vault.update(
                 identifier,

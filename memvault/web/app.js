@@ -97,6 +97,9 @@ function filters() {
     category: $("#f-category").value.trim(),
     tags: $("#f-tags").value.trim(),
     scope: $("#f-scope").value.trim(),
+    since: $("#f-since").value === "typed" ? $("#f-since-typed").value.trim() : $("#f-since").value,
+    until: $("#f-until").value.trim(),
+    where: $("#f-where").value.trim(),
     mode: $("#f-mode").value,
   };
   if ($("#f-archived").checked) where.archived = "true";
@@ -128,10 +131,9 @@ function showResults(page) {
   const count = page.total === 0 ? "No memories match." :
     page.listed ? `${page.total} ${page.total === 1 ? "memory" : "memories"}, newest first` : `${page.total} found`;
   $("#count").textContent = count;
-  const top = Math.max(...page.results.map((hit) => Math.abs(hit.score || 0)), 1e-9);
   clear($("#results"), page.results.map((hit) => {
     const meta = [hit.category, hit.scope && "scope " + hit.scope, hit.age].filter(Boolean).join(" · ");
-    const relevance = page.listed ? null : el("meter", { min: "0", max: "1", value: String(Math.abs(hit.score) / top), title: "relevance " + hit.score.toFixed(2), "aria-label": "relevance" });
+    const relevance = page.listed ? null : el("meter", { min: "0", max: "1", value: String(hit.relevance), title: `relevance ${Math.round(hit.relevance * 100)}%`, "aria-label": "relevance" });
     return el("li", { class: state.open && state.open.memory.id === hit.id ? "current" : "" },
       el("a", { href: memoryHref(hit.id), class: "hit", "data-id": hit.id },
         el("span", { class: "title" }, hit.title), relevance,
@@ -159,22 +161,40 @@ function row(label, value) {
   return [el("dt", {}, label), el("dd", {}, value ?? "—")];
 }
 
+function when(iso, by) {
+  // "3 d ago (2026-...) by claude-code": when, and who, where known.
+  return [iso && `${ago(iso)} (${iso})`, by && "by " + by].filter(Boolean).join(" ") || null;
+}
+
+function memoryLinks(ends) {
+  // Memories a property names (supersedes, superseded_by): linked, or as written if none.
+  return ends.length ? ends.flatMap((end, n) => [n ? ", " : "", end.id ? el("a", { href: memoryHref(end.id) }, end.title) : end.title]) : null;
+}
+
 function showMemory() {
-  const { memory, outgoing, backlinks, usage } = state.open;
+  const { memory, outgoing, backlinks, usage, supersedes, superseded_by } = state.open;
   const properties = Object.entries(memory.properties);
+  const banner = superseded_by.length
+    ? el("p", { class: "banner", role: "note", id: "superseded" }, "Superseded: this memory was replaced by ", memoryLinks(superseded_by), ". Read that instead.")
+    : null;
+  const secrets = memory.secrets
+    ? el("p", { class: "notice", id: "secrets" }, `Holds a secret, shown here as [redacted: …] (${memory.secrets}).`)
+    : null;
   const facts = el("dl", { class: "facts" },
     row("path", memory.path),
     row("category", memory.category),
     row("scope", memory.scope || "global"),
     row("tags", memory.tags.length ? memory.tags.map((t) => "#" + t).join(" ") : null),
-    row("created", memory.created_at && `${ago(memory.created_at)} (${memory.created_at})`),
-    row("updated", memory.updated_at && `${ago(memory.updated_at)} (${memory.updated_at})`),
+    row("created", when(memory.created_at, memory.created_by)),
+    row("updated", when(memory.updated_at, memory.updated_by)),
     row("reviewed", memory.last_reviewed ? `${ago(memory.last_reviewed)} (${memory.last_reviewed})` : "never"),
     row("used", `${usage.access_count} times, last ${ago(usage.last_access)}`),
     memory.expires_at ? row("expires", memory.expires_at) : null,
     row("version", memory.version),
     memory.problem ? row("problem", memory.problem) : null,
-    properties.map(([key, value]) => row(key, propertyValue(key, value))));
+    supersedes.length ? row("supersedes", memoryLinks(supersedes)) : null,
+    superseded_by.length ? row("superseded by", memoryLinks(superseded_by)) : null,
+    properties.map(([key, value]) => row(key, propertyValue(value))));
   const actions = el("p", { class: "actions" },
     button("Edit", startEdit, { accesskey: "e" }),
     button("Verify", verify, { title: "Mark as reviewed now: still true" }),
@@ -184,6 +204,8 @@ function showMemory() {
     el("a", { href: "#/graph/" + encodeURIComponent(memory.id) }, "Graph"));
   clear($("#memory"),
     el("h2", { tabindex: "-1" }, memory.title),
+    banner,
+    secrets,
     actions,
     el("div", { id: "link-form" }),
     el("div", { class: "body" }, markdown(memory.body)),
@@ -195,17 +217,10 @@ function showMemory() {
   });
 }
 
-function propertyValue(key, value) {
-  // A property as a person reads it; one naming a memory (superseded_by...) links to it.
+function propertyValue(value) {
+  // A property as a person reads it: a list's items joined.
   const items = Array.isArray(value) ? value : [value];
-  const text = items.map((v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v)));
-  if (/supersed|by$/.test(key)) {
-    return text.flatMap((t, n) => {
-      const name = t.replace(/^\[\[|\]\]$/g, "").split("|")[0];
-      return [n ? ", " : "", el("a", { href: memoryHref(name) }, t.replace(/^\[\[|\]\]$/g, ""))];
-    });
-  }
-  return text.join(", ");
+  return items.map((v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v))).join(", ");
 }
 
 function linkList(heading, rows, side, unlinkable) {
@@ -298,6 +313,7 @@ function startEdit() {
     el("h2", { tabindex: "-1" }, "Editing: " + memory.title),
     el("label", {}, "Title ", title), " ",
     el("label", {}, "Tags ", tags),
+    memory.secrets ? el("p", { class: "notice", id: "secrets" }, "This memory holds a secret, shown as [redacted: …]: a save that keeps the marker is refused (it would overwrite the secret). Edit the file itself, or take the marker out to remove the secret.") : null,
     el("div", { id: "conflict" }),
     text,
     el("p", { class: "actions" },
@@ -351,7 +367,7 @@ async function showReview() {
   clear(page, el("h2", {}, "Review"), el("p", { class: "muted" }, "Loading…"));
   let data;
   try {
-    data = await get("/api/review", { days: 90 });
+    data = await get("/api/review");
   } catch (error) {
     clear(page, el("p", { class: "error" }, error.message));
     return;
@@ -383,6 +399,10 @@ async function showReview() {
     queue(`Not reviewed for ${data.days} days`, data.stale, (n) => "reviewed " + ago(n.last_reviewed)),
     queue("Never used", data.unused, (n) => "updated " + ago(n.updated_at)),
     queue("Expiring soon", data.expiring, (n) => "expires " + n.expires_at),
+    queue("Superseded", data.superseded, (n) => {
+      const name = n.superseded_by.replace(/^\[\[|\]\]$/g, "").split("|")[0];
+      return ["replaced by ", el("a", { href: memoryHref(name) }, name)];
+    }),
     el("section", { class: "queue", id: "duplicates" }, el("h3", {}, `Near duplicates (${data.duplicates.length})`),
       pairs.length ? pairs : el("p", { class: "muted" }, "none")),
     el("section", { class: "queue" }, el("h3", {}, `Links and files (${problems.length})`),
@@ -572,6 +592,9 @@ function start() {
   for (const input of document.querySelectorAll("#search-form input, #search-form select")) {
     input.addEventListener(input.type === "checkbox" || input.tagName === "SELECT" ? "change" : "input", searchSoon);
   }
+  $("#f-since").addEventListener("change", () => {
+    $("#since-typed").hidden = $("#f-since").value !== "typed";
+  });
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     search();
