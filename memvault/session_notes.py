@@ -68,9 +68,11 @@ def save_session_notes(
     notes: SessionFields,
     scope: str | None = None,
     secrets: SecretPolicy = "refuse",
+    agent: str | None = None,
 ) -> SessionNotes:
     """Write `Session <date time>` in the session category and link it with every memory the
-    notes name, by [[wikilink]] or by id."""
+    notes name, by [[wikilink]] or by id; `agent` is recorded as who wrote the notes and
+    changed the memories linked."""
     if not notes.summary or not notes.summary.strip():
         raise Invalid("summary is empty; say in a few lines what the session did")
     notes = notes.screened(secrets)
@@ -85,13 +87,14 @@ def save_session_notes(
         allow_duplicate=True,
         secrets=secrets,
         properties=notes.properties,
+        agent=agent,
     )
     body = memory.body
     linked: list[Memory] = []
     unresolved: list[str] = []
     for name in _named(body):
         try:
-            change = vault.link(memory.id, name)
+            change = vault.link(memory.id, name, agent=agent)
         except NotFound:
             unresolved.append(name)
             continue

@@ -37,11 +37,11 @@ class SuccessionService:
         self._index = index
         self._writer = writer
 
-    def mark(self, old: str, new: Memory, agent: str | None) -> None:
+    def mark(self, old: str, new: Memory) -> None:
         """Mark the memory at `old` as replaced by `new` (which links back with `supersedes`):
         it leaves searches and the briefing, and stays readable."""
         link = property_link(new.path)
-        self._edit(old, lambda _metadata: {"superseded_by": link}, agent, named=True)
+        self._edit(old, lambda _metadata: {"superseded_by": link}, named=True)
 
     def of(self, memory: Memory) -> Succession:
         """The memories this one replaced and the one that replaced it, each link as written
@@ -73,12 +73,10 @@ class SuccessionService:
         for path, key in self._index.holding(SUCCESSION, before):
             self._edit(path, partial(relinked, key=key, before=before, after=after))
 
-    def _edit(
-        self, path: str, change: Change, agent: str | None = None, named: bool = False
-    ) -> None:
-        """Apply a frontmatter change to the note at `path`, stamped (by `agent`), again while
-        the file changes under it. A note whose frontmatter cannot be parsed is refused when a
-        caller `named` it, else left alone with a warning."""
+    def _edit(self, path: str, change: Change, named: bool = False) -> None:
+        """Apply a frontmatter change to the note at `path`, stamped (the writer records the
+        change's agent), again while the file changes under it. A note whose frontmatter
+        cannot be parsed is refused when a caller `named` it, else left alone with a warning."""
 
         def attempt() -> None:
             """One read, change and write."""
@@ -95,8 +93,6 @@ class SuccessionService:
             if not fields:
                 return
             fields = {**_identity(memory, doc), **fields, "updated_at": clock.now_iso()}
-            if agent:
-                fields["updated_by"] = agent
             self._writer.save(path, doc, memory.body, fields, base)
 
         retrying(path, attempt)

@@ -180,10 +180,11 @@ class VaultService:
             yield
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Hold the vault lock for a change, first finishing any rename a crash cut short, so
-        that a write never starts from a half-renamed vault. Reads never take this path. A
-        write inside another (write_mem's replace) joins it: all or nothing together."""
+    def _writing(self, agent: str | None = None) -> Iterator[None]:
+        """Hold the vault lock for a change by `agent` (recorded as updated_by in every file
+        it writes; None for upkeep), first finishing any rename a crash cut short, so that a
+        write never starts from a half-renamed vault. Reads never take this path. A write
+        inside another (write_mem's replace) joins it: all or nothing together."""
         if getattr(self._changing, "active", False):
             yield
             return
@@ -192,7 +193,7 @@ class VaultService:
                 log.warning("%s (interrupted earlier)", line)
             self._changing.active = True
             try:
-                with self._writer.all_or_nothing():
+                with self._writer.all_or_nothing(agent):
                     yield
             finally:
                 self._changing.active = False
@@ -407,9 +408,9 @@ class VaultService:
         if expires:
             fields["expires_at"] = expires
         if agent:
-            fields.update(created_by=agent, updated_by=agent)
+            fields["created_by"] = agent  # and updated_by, as every write by an agent
         fields.update(extra)
-        with self._writing():
+        with self._writing(agent):
             old = None if supersedes is None else self.locate(supersedes)
             if not allow_duplicate:
                 self._refuse_duplicate(title, content, scope, old)
@@ -417,7 +418,7 @@ class VaultService:
                 fields["supersedes"] = property_link(old)
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
             if old is not None:
-                self._succession.mark(old, memory, agent)
+                self._succession.mark(old, memory)
             return memory
 
     def write(
@@ -448,7 +449,7 @@ class VaultService:
         replace = on_exists == "replace"
         if expected_version is not None and not replace:
             raise Invalid("expected_version guards a replace: pass on_exists=replace too")
-        with self._writing():
+        with self._writing(agent):
             key = clean_title(title, self.limits), clean_scope(scope)
             path = self._titled(*key) if replace else None
             if path is not None:
@@ -527,7 +528,7 @@ class VaultService:
         if edit is not None:
             edit = screened_edit(edit, secrets)
         changes = screened_fields(clean_properties(properties), secrets)
-        with self._writing():
+        with self._writing(agent):
             path = self.locate(identifier)
             old = None if supersedes is None else self.locate(supersedes)
             if old == path:
@@ -551,8 +552,6 @@ class VaultService:
                 if doc.writable and memory.metadata.get("id") in (None, ""):
                     fields = {"id": memory.id, **fields}
                 fields["updated_at"] = clock.now_iso()
-                if agent:
-                    fields["updated_by"] = agent
                 if new_path == path and "title" not in fields:
                     return self._writer.save(path, doc, body, fields, base)
                 moved = self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
@@ -561,7 +560,7 @@ class VaultService:
 
             memory = retrying(path, attempt)
             if old is not None:
-                self._succession.mark(old, memory, agent)
+                self._succession.mark(old, memory)
             return memory
 
     def succession(self, memory: Memory) -> Succession:
@@ -656,9 +655,9 @@ class VaultService:
                 return self._save_new(folder, slug_for(title), body, metadata)
             return self._writer.save(wanted, Document(body=""), body, metadata, None)
 
-    def verify(self, identifier: str) -> Memory:
-        """Mark a memory as reviewed now: it is still true (sets `last_reviewed`)."""
-        with self._writing():
+    def verify(self, identifier: str, *, agent: str | None = None) -> Memory:
+        """Mark a memory as reviewed now by `agent`: it is still true (sets `last_reviewed`)."""
+        with self._writing(agent):
             path = self.locate(identifier)
 
             def attempt() -> Memory:
@@ -671,14 +670,16 @@ class VaultService:
 
             return retrying(path, attempt)
 
-    def archive(self, identifier: str) -> Memory:
-        """Move one memory to archive/ because a person asked to (the web page's Archive):
-        out of searches and lists, still readable, links following. Writes and edits that
-        name an archive/ category stay refused; this and upkeep are the ways in."""
+    def archive(self, identifier: str, *, agent: str | None = None) -> Memory:
+        """Move one memory to archive/ because a person (`agent`) asked to (the web page's
+        Archive), or upkeep does (no agent: updated_by stays): out of searches and lists,
+        still readable, links following. Writes and edits that name an archive/ category
+        stay refused; this and upkeep are the ways in."""
         memory = self.get(identifier)
         if archived(memory.category or ""):
             return memory
-        return self.update(memory.id, category=archive_folder(memory.category), archiving=True)
+        folder = archive_folder(memory.category)
+        return self.update(memory.id, category=folder, archiving=True, agent=agent)
 
     def archive_expired(self) -> list[str]:
         """Move every memory past its `expires_at` to archive/ (links follow); never deletes."""
@@ -704,9 +705,10 @@ class VaultService:
         check_content(body, self.limits)
         return body
 
-    def delete(self, identifier: str) -> Deleted:
-        """Delete a memory's file after taking every link to it out of other memories."""
-        with self._writing():
+    def delete(self, identifier: str, *, agent: str | None = None) -> Deleted:
+        """Delete a memory's file after taking every link to it out of other memories (each
+        recording `agent` as who changed it)."""
+        with self._writing(agent):
             path = self.locate(identifier)
             memory = self._lookup.read(path)
             changed = self._links.remove_inbound(path)
@@ -714,19 +716,23 @@ class VaultService:
             self._writer.remove(path)
             return Deleted(memory, changed)
 
-    def link(self, source: str, target: str, text: str | None = None) -> LinkChange:
-        with self._writing():
+    def link(
+        self, source: str, target: str, text: str | None = None, *, agent: str | None = None
+    ) -> LinkChange:
+        """Link two memories both ways, each file recording `agent` as who changed it."""
+        with self._writing(agent):
             return self._links.link(self.locate(source), self.locate(target), text)
 
-    def unlink(self, source: str, target: str) -> LinkChange:
-        with self._writing():
+    def unlink(self, source: str, target: str, *, agent: str | None = None) -> LinkChange:
+        """Unlink two memories both ways, each file recording `agent` as who changed it."""
+        with self._writing(agent):
             return self._links.unlink(self.locate(source), self.locate(target))
 
-    def merge(self, keep: str, other: str) -> Memory:
+    def merge(self, keep: str, other: str, *, agent: str | None = None) -> Memory:
         """Fold the memory `other` into `keep` (near duplicates): its text is appended under a
         heading naming it, its tags and Related links join `keep`'s, it is deleted and every
-        link to it points at `keep` instead. All of it or none of it."""
-        with self._writing():
+        link to it points at `keep` instead. All of it or none of it, by `agent`."""
+        with self._writing(agent):
             kept_path, gone_path = self.locate(keep), self.locate(other)
             if kept_path == gone_path:
                 raise Invalid("a memory cannot be merged into itself; pick two different ones")

@@ -3,7 +3,8 @@
 Saving, moving and removing a file and re-indexing it belong together: the services above
 (vault, links) decide what to write, this module writes it and keeps the index in step.
 Callers hold the vault lock; each file is written atomically, and only over the file the
-caller read (see store.py). A change that spans files is all or nothing (`all_or_nothing`).
+caller read (see store.py). A change that spans files is all or nothing (`all_or_nothing`),
+and every file it writes frontmatter to records who made it (`updated_by`), when a caller did.
 """
 
 from __future__ import annotations
@@ -49,14 +50,16 @@ class Writer:
         self._store = store
         self._index = index
         self._undo: list[tuple[str, Undo]] | None = None
+        self._agent: str | None = None
 
     @contextmanager
-    def all_or_nothing(self) -> Iterator[None]:
+    def all_or_nothing(self, agent: str | None = None) -> Iterator[None]:
         """Make the writes inside one change: if any fails (a full disk, a conflict), every
         file written so far is put back as it was and re-indexed. An interrupt is left as a
         crash would leave it (the rename journal finishes the change), but the copies kept
-        aside are dropped."""
-        self._undo = []
+        aside are dropped. Each file whose frontmatter the change writes records `agent` as
+        its `updated_by` (None, for upkeep: left as it was)."""
+        self._undo, self._agent = [], agent
         try:
             yield
         except sqlite3.OperationalError as exc:
@@ -70,7 +73,7 @@ class Writer:
         finally:
             for _path, undo in self._undo:
                 undo.discard()
-            self._undo = None
+            self._undo, self._agent = None, None
 
     def _roll_back(self) -> None:
         """Put back every file changed in this change, last first, and index them again."""
@@ -109,9 +112,14 @@ class Writer:
     ) -> Memory:
         """Write `body` under the document's frontmatter with `updates` applied over the file
         `base` describes (None: a new file), and index it."""
-        text, info, undo = self._store.save(path, doc, body, updates, base)
+        text, info, undo = self._store.save(path, doc, body, self._stamped(updates), base)
         self._did(path, undo)
         return self._index.upsert(path, text, info)
+
+    def _stamped(self, updates: dict[str, object]) -> dict[str, object]:
+        """The frontmatter updates with the change's agent as `updated_by`, when the write
+        changes frontmatter at all (a note without any keeps none) and a caller is known."""
+        return {**updates, "updated_by": self._agent} if updates and self._agent else updates
 
     def touch(self, path: str, doc: Document, body: str, base: Snapshot) -> Memory:
         """Save a body change, stamping `updated_at` where the file has frontmatter we may edit."""
@@ -137,7 +145,7 @@ class Writer:
         the index forgets the old path and learns the new one."""
         old = change.memory.path
         _text, _info, undo = self._store.save(
-            old, change.doc, change.body, change.fields, change.base
+            old, change.doc, change.body, self._stamped(change.fields), change.base
         )
         self._did(old, undo)
         self._did(new_path, self._store.move(old, new_path))

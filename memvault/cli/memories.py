@@ -266,7 +266,7 @@ def rm(ctx: click.Context, identifier: str, yes: bool, as_json: bool) -> None:
         if not confirmed(f"delete {memory.title!r} ({memory.path}) and every link to it?", yes):
             click.echo("nothing deleted", err=True)
             ctx.exit(EXIT_ERROR)
-        deleted = vault.delete(memory.path)
+        deleted = vault.delete(memory.path, agent=writer(ctx))
     if as_json:
         from ..output import Removed
 
@@ -282,7 +282,7 @@ def rm(ctx: click.Context, identifier: str, yes: bool, as_json: bool) -> None:
 def verify(ctx: click.Context, identifier: str, as_json: bool) -> None:
     """Mark a memory as reviewed now (it is still true)."""
     with service(ctx) as vault:
-        memory = vault.verify(identifier)
+        memory = vault.verify(identifier, agent=writer(ctx))
     if as_json:
         from ..output import Verified
 
@@ -300,7 +300,7 @@ def verify(ctx: click.Context, identifier: str, as_json: bool) -> None:
 def link(ctx: click.Context, source: str, target: str, text: str | None, as_json: bool) -> None:
     """Link two memories both ways (each lists the other under ## Related)."""
     with service(ctx) as vault:
-        change = vault.link(source, target, text)
+        change = vault.link(source, target, text, agent=writer(ctx))
     if as_json:
         from ..output import LinkOut
 
@@ -318,7 +318,7 @@ def link(ctx: click.Context, source: str, target: str, text: str | None, as_json
 def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
     """Remove the Related links between two memories, both ways."""
     with service(ctx) as vault:
-        change = vault.unlink(source, target)
+        change = vault.unlink(source, target, agent=writer(ctx))
     if as_json:
         from ..output import LinkOut
 
@@ -367,7 +367,7 @@ def session_notes(
         dict(key_value(item) for item in properties),
     )
     with service(ctx) as vault:
-        notes = save_session_notes(vault, fields, scope, secrets)
+        notes = save_session_notes(vault, fields, scope, secrets, writer(ctx))
     if as_json:
         from ..output import SessionOut
 

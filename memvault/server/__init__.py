@@ -52,9 +52,9 @@ def build_server(
     each client's name does (see attribution.py)."""
     mcp = Server("memvault", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
     MemoryTools(vault, scope, agent).register(mcp)
-    LinkTools(vault).register(mcp)
+    LinkTools(vault, agent=agent).register(mcp)
     SearchTools(vault, scope).register(mcp)
-    ContextTools(vault, context_settings, scope).register(mcp)
+    ContextTools(vault, context_settings, scope, agent).register(mcp)
     Resources(vault, context_settings, scope).register(mcp)
     Prompts(vault, context_settings).register(mcp)
     return mcp

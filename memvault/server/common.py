@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import MemvaultError
 from ..vault import VaultService
 from .arguments import unknown_arguments
+from .attribution import agent_of
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -138,11 +139,19 @@ class ToolGroup:
     """A group of tools over one vault: each method marked with `tool` becomes an MCP tool, in
     the order the class defines them (the SDK reads the bound method's signature, without
     `self`, for the input and output schemas). `scope` is the server's default scope
-    (`serve --scope`): a call that names none reads and writes there."""
+    (`serve --scope`): a call that names none reads and writes there. `agent` is the
+    server's --agent, which names every writer (see attribution.py)."""
 
-    def __init__(self, vault: VaultService, scope: str | None = None) -> None:
+    def __init__(
+        self, vault: VaultService, scope: str | None = None, agent: str | None = None
+    ) -> None:
         self.vault = vault
         self.scope = scope
+        self.agent = agent
+
+    def writer(self, ctx: Context[Any, Any]) -> str | None:
+        """Who this tool call's writes record as created_by / updated_by."""
+        return agent_of(ctx, self.agent)
 
     def scoped(self, scope: Names) -> Names:
         """The scope or scopes a call names, or the server's default when it names none (an

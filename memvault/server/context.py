@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -25,9 +26,13 @@ class ContextTools(ToolGroup):
     """get_context, save_session_notes and get_current_date."""
 
     def __init__(
-        self, vault: VaultService, settings: ContextSettings | None, scope: str | None = None
+        self,
+        vault: VaultService,
+        settings: ContextSettings | None,
+        scope: str | None = None,
+        agent: str | None = None,
     ) -> None:
-        super().__init__(vault, scope)
+        super().__init__(vault, scope, agent)
         self.settings = settings
 
     @tool(
@@ -68,6 +73,7 @@ class ContextTools(ToolGroup):
     )
     def save_session_notes_tool(
         self,
+        ctx: Context[Any, Any],
         summary: str,
         highlights: list[str] | None = None,
         next_steps: list[str] | None = None,
@@ -87,7 +93,11 @@ class ContextTools(ToolGroup):
         )
         with tool_errors():
             notes = save_session_notes(
-                self.vault, fields, self.scope if scope is None else scope, secrets
+                self.vault,
+                fields,
+                self.scope if scope is None else scope,
+                secrets,
+                self.writer(ctx),
             )
         memory = notes.memory
         linked = memories(len(notes.linked), none="no other memory")

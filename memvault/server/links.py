@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
 from ..output import LinkOut
@@ -23,10 +24,14 @@ class LinkTools(ToolGroup):
         'Example: link_mem(source_id="payment-retries", target_id="stripe-webhooks")',
     )
     def link_mem(
-        self, source_id: str, target_id: str, link_text: str | None = None
+        self,
+        ctx: Context[Any, Any],
+        source_id: str,
+        target_id: str,
+        link_text: str | None = None,
     ) -> Annotated[CallToolResult, LinkOut]:
         with tool_errors():
-            change = self.vault.link(source_id, target_id, link_text)
+            change = self.vault.link(source_id, target_id, link_text, agent=self.writer(ctx))
         return link_reply(
             change, f"linked with {change.markdown}" if change.changed else "already linked"
         )
@@ -38,9 +43,11 @@ class LinkTools(ToolGroup):
         "Remove the ## Related links between two memories, both ways (links in the prose "
         'stay). Example: unlink_mem(source_id="payment-retries", target_id="old-policy")',
     )
-    def unlink_mem(self, source_id: str, target_id: str) -> Annotated[CallToolResult, LinkOut]:
+    def unlink_mem(
+        self, ctx: Context[Any, Any], source_id: str, target_id: str
+    ) -> Annotated[CallToolResult, LinkOut]:
         with tool_errors():
-            change = self.vault.unlink(source_id, target_id)
+            change = self.vault.unlink(source_id, target_id, agent=self.writer(ctx))
         return link_reply(change, "unlinked" if change.changed else "were not linked")
 
 

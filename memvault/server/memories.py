@@ -13,8 +13,6 @@ from ..markdown import BodyEdit
 from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
 from ..secret_scan import SecretPolicy
 from ..text import ReadFormat, links_removed
-from ..vault import VaultService
-from .attribution import agent_of
 from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
 
 CATEGORY_GUIDE = (
@@ -53,14 +51,7 @@ class Section(BaseModel):
 
 
 class MemoryTools(ToolGroup):
-    """write_mem, read_mem, edit_mem, delete_mem and verify_mem over one vault; `agent` is
-    the server's --agent, which names every writer (see attribution.py)."""
-
-    def __init__(
-        self, vault: VaultService, scope: str | None = None, agent: str | None = None
-    ) -> None:
-        super().__init__(vault, scope)
-        self.agent = agent
+    """write_mem, read_mem, edit_mem, delete_mem and verify_mem over one vault."""
 
     @tool(
         "write_mem",
@@ -111,7 +102,7 @@ class MemoryTools(ToolGroup):
                 on_exists=on_exists,
                 expected_version=expected_version,
                 properties=properties,
-                agent=agent_of(ctx, self.agent),
+                agent=self.writer(ctx),
                 supersedes=supersedes,
                 secrets=secrets,
             )
@@ -225,7 +216,7 @@ class MemoryTools(ToolGroup):
                 allow_duplicate=allow_duplicate,
                 secrets=secrets,
                 properties=properties,
-                agent=agent_of(ctx, self.agent),
+                agent=self.writer(ctx),
                 supersedes=supersedes,
             )
         return reply(
@@ -242,9 +233,9 @@ class MemoryTools(ToolGroup):
         "link to it from other memories. Only when the user asks, or the memory is wrong. "
         'Example: delete_mem(id="550e8400-e29b-41d4-a716-446655440000")',
     )
-    def delete_mem(self, id: str) -> Annotated[CallToolResult, Removed]:
+    def delete_mem(self, ctx: Context[Any, Any], id: str) -> Annotated[CallToolResult, Removed]:
         with tool_errors():
-            deleted = self.vault.delete(id)
+            deleted = self.vault.delete(id, agent=self.writer(ctx))
         return reply(
             Removed.of(deleted),
             f"Deleted {deleted.memory.title!r} ({deleted.memory.path}); "
@@ -259,9 +250,9 @@ class MemoryTools(ToolGroup):
         "now). Use it on memories the briefing flags as not reviewed for a long time, "
         'after confirming them. Example: verify_mem(id="deploy-order")',
     )
-    def verify_mem(self, id: str) -> Annotated[CallToolResult, Verified]:
+    def verify_mem(self, ctx: Context[Any, Any], id: str) -> Annotated[CallToolResult, Verified]:
         with tool_errors():
-            memory = self.vault.verify(id)
+            memory = self.vault.verify(id, agent=self.writer(ctx))
         return reply(Verified.of(memory), f"Verified {memory.title!r} at {memory.last_reviewed}.")
 
 

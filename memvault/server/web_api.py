@@ -21,6 +21,7 @@ from ..properties import properties_of, where_pairs
 from ..records import Filter, SearchMode
 from ..review import graph, overview, review
 from ..vault import VaultService
+from .attribution import page_person
 from .common import one_line
 from .web_secrets import masked, masked_snippet, refuse_marker_over_secret, secrets_shown_masked
 
@@ -153,7 +154,7 @@ class WebApi:
             "/api/graph": self.graph,
             "/api/changes": self.changes,
         }
-        writes: dict[str, Callable[[dict[str, Any]], Any]] = {
+        writes: dict[str, Callable[[dict[str, Any], str], Any]] = {
             "/api/save": self.save,
             "/api/verify": self.verify,
             "/api/archive": self.archive,
@@ -180,15 +181,17 @@ class WebApi:
 
         return endpoint
 
-    def writing(self, call: Callable[[dict[str, Any]], Any]) -> Callable[[Request], Any]:
-        """A POST endpoint taking a JSON object (the service runs on a worker thread)."""
+    def writing(self, call: Callable[[dict[str, Any], str], Any]) -> Callable[[Request], Any]:
+        """A POST endpoint taking a JSON object and the page's person, who the write records
+        (attribution.page_person); the service runs on a worker thread."""
 
         async def endpoint(request: Request) -> JSONResponse:
             """The write, answered."""
             try:
                 data = await body_of(request)
+                person = page_person(request.headers)
                 with answered():
-                    return JSONResponse(masked(await run_in_threadpool(call, data)))
+                    return JSONResponse(masked(await run_in_threadpool(call, data, person)))
             except Failed as exc:
                 return JSONResponse({"error": str(exc)}, exc.status)
 
@@ -261,7 +264,7 @@ class WebApi:
 
     # -- writes ----------------------------------------------------------------------------
 
-    def save(self, data: dict[str, Any]) -> dict[str, Any]:
+    def save(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """A new text (and title, tags) for a memory, refused with the file as it is now when
         it changed since the version the page edited: the page keeps both, nothing is lost.
         The refusal is an answer (200, `conflict`), not an HTTP error: it is expected, and
@@ -283,6 +286,7 @@ class WebApi:
                 edit=BodyEdit(content=content),
                 tags=tags,
                 expected_version=version,
+                agent=person,
             )
         except Conflict as exc:
             if isinstance(exc, Duplicate):
@@ -290,29 +294,30 @@ class WebApi:
             return {"conflict": one_line(exc), "memory": memory_json(self.vault.get(identifier))}
         return {"memory": memory_json(memory)}
 
-    def verify(self, data: dict[str, Any]) -> dict[str, Any]:
+    def verify(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Mark a memory as reviewed now."""
-        return {"memory": memory_json(self.vault.verify(text(data, "id")))}
+        return {"memory": memory_json(self.vault.verify(text(data, "id"), agent=person))}
 
-    def archive(self, data: dict[str, Any]) -> dict[str, Any]:
+    def archive(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Move a memory into the archive (out of searches; links follow it)."""
-        return {"memory": memory_json(self.vault.archive(text(data, "id")))}
+        return {"memory": memory_json(self.vault.archive(text(data, "id"), agent=person))}
 
-    def delete(self, data: dict[str, Any]) -> dict[str, Any]:
+    def delete(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Delete a memory and every link to it (the page asked the person first)."""
-        gone = self.vault.delete(text(data, "id"))
+        gone = self.vault.delete(text(data, "id"), agent=person)
         return {"deleted": gone.memory.path, "changed": gone.changed}
 
-    def link(self, data: dict[str, Any]) -> dict[str, Any]:
+    def link(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Link two memories both ways (each in the other's Related list)."""
-        change = self.vault.link(text(data, "source"), text(data, "target"))
+        change = self.vault.link(text(data, "source"), text(data, "target"), agent=person)
         return {"changed": change.changed, "markdown": change.markdown}
 
-    def unlink(self, data: dict[str, Any]) -> dict[str, Any]:
+    def unlink(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Take two memories out of each other's Related list."""
-        change = self.vault.unlink(text(data, "source"), text(data, "target"))
+        change = self.vault.unlink(text(data, "source"), text(data, "target"), agent=person)
         return {"changed": change.changed}
 
-    def merge(self, data: dict[str, Any]) -> dict[str, Any]:
+    def merge(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Fold the memory `other` into `keep` (near duplicates)."""
-        return {"memory": memory_json(self.vault.merge(text(data, "keep"), text(data, "other")))}
+        merged = self.vault.merge(text(data, "keep"), text(data, "other"), agent=person)
+        return {"memory": memory_json(merged)}
