@@ -1,5 +1,16 @@
-"""`python -m memvault`: the same command as the `memvault` script."""
+"""The `memvault` program: the script and `python -m memvault`. A Ctrl-C is handled from the
+first moment (interrupt.py), before the CLI's imports."""
 
-from .cli import main
+from .interrupt import note_early
 
-main()
+
+def run() -> None:
+    """Note an early Ctrl-C, then import and run the CLI."""
+    note_early()
+    from .cli import main
+
+    main()
+
+
+if __name__ == "__main__":
+    run()

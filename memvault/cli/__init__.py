@@ -23,6 +23,7 @@ from click.core import ParameterSource
 
 from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
 from ..errors import MemvaultError, NotFound
+from ..interrupt import settle
 from ..policies import load_policies
 from ..properties import clean_agent, where_pairs
 from ..records import Filter
@@ -161,6 +162,7 @@ def main(
     """memvault: an assistant's long-term memory as a folder of markdown files.
 
     Every command that prints data takes --json for the same data as JSON."""
+    settle(ctx.invoked_subcommand)
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         stream=sys.stderr,

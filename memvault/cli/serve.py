@@ -18,6 +18,7 @@ from typing import Any, cast
 import click
 
 from ..config import Settings
+from ..interrupt import quit_at_once
 from ..vault import VaultService
 from . import main, settings_of
 
@@ -164,7 +165,7 @@ def run_server(
     HTTP the port is taken before the "serving" line, so a busy one is the only thing said."""
     # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
     # that): unwinding through the worker pool below would end with a traceback.
-    signal.signal(signal.SIGINT, quit_starting)
+    signal.signal(signal.SIGINT, quit_at_once)
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
     # of a second each at 100k notes, which no other command pays (hence the import here).
     starting = VaultService.start(settings)
@@ -189,11 +190,6 @@ def run_server(
             return
         announce(str(vault.root), None, False)
         serve_stdio(server)
-
-
-def quit_starting(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C before the server serves: exit 0 at once, without a traceback."""
-    os._exit(0)
 
 
 def stop(vault: VaultService, signum: int, frame: FrameType | None) -> None:
