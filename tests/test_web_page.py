@@ -201,10 +201,25 @@ def test_unlink_takes_the_link_out_of_both_files(
 ) -> None:
     open_memory(browser, page, "payment-retries")
     browser.click("#memory .links button")
-    browser.wait_for("document.querySelector('#memory .links h3').innerText === 'Links (1)'")
+    browser.wait_for("!document.querySelector('#memory .links button')")
+    assert browser.text("#memory .links li") == "Stripe webhooks"
     related = (vault_dir / "decision" / "payment-retries.md").read_text()
     assert "## Related" not in related
     assert "## Related" not in (vault_dir / "gotcha" / "stripe-webhooks.md").read_text()
+
+
+def test_a_memory_linked_in_the_text_and_under_related_is_listed_once(
+    page: str, browser: Browser
+) -> None:
+    open_memory(browser, page, "payment-retries")
+    links = "#memory .links"
+    assert browser.run(f"document.querySelector('{links} h3').innerText") == "Links (1)"
+    assert browser.text(f"{links} li").startswith("Stripe webhooks related, in text")
+    open_memory(browser, page, "stripe-webhooks")
+    browser.wait_for("document.querySelector('#memory h2').innerText === 'Stripe webhooks'")
+    backlinks = "document.querySelectorAll('#memory .links')[1]"
+    assert browser.run(f"{backlinks}.querySelector('h3').innerText") == "Backlinks (1)"
+    assert browser.run(f"{backlinks}.querySelectorAll('li').length") == 1
 
 
 def test_an_edit_made_elsewhere_appears_without_a_reload(

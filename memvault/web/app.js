@@ -223,8 +223,23 @@ function propertyValue(value) {
   return items.map((v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v))).join(", ");
 }
 
+function distinctLinks(rows, side) {
+  // One entry per memory at the `side` end (a broken link per name written): a link in the
+  // text and a Related item naming the same memory are one entry, noting both kinds.
+  const entries = new Map();
+  for (const link of rows) {
+    const key = link[side + "_id"] || "name:" + link.raw.toLowerCase();
+    const entry = entries.get(key) || { ...link, related: false, inText: false };
+    entry.related ||= link.related;
+    entry.inText ||= !link.related;
+    entries.set(key, entry);
+  }
+  return [...entries.values()];
+}
+
 function linkList(heading, rows, side, unlinkable) {
-  const items = rows.map((link) => {
+  const links = distinctLinks(rows, side);
+  const items = links.map((link) => {
     const id = link[side + "_id"];
     const title = link[side + "_title"] || link.raw;
     const node = id ? el("a", { href: memoryHref(id) }, title) : el("span", { class: "broken", title: "nothing by this name" }, link.raw);
@@ -232,10 +247,11 @@ function linkList(heading, rows, side, unlinkable) {
     const drop = unlinkable && link.related && other
       ? button("Unlink", () => unlink(other, title), { class: "small", "aria-label": "Unlink " + title })
       : null;
-    return el("li", {}, node, link.related ? el("span", { class: "muted" }, " related") : null, " ", drop);
+    const kinds = link.related ? (link.inText ? " related, in text" : " related") : null;
+    return el("li", {}, node, kinds ? el("span", { class: "muted" }, kinds) : null, " ", drop);
   });
   return el("section", { class: "links" },
-    el("h3", {}, `${heading} (${rows.length})`),
+    el("h3", {}, `${heading} (${links.length})`),
     items.length ? el("ul", {}, items) : el("p", { class: "muted" }, "none"));
 }
 
