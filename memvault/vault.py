@@ -408,7 +408,7 @@ class VaultService:
         if expires:
             fields["expires_at"] = expires
         if agent:
-            fields["created_by"] = agent  # and updated_by, as every write by an agent
+            fields["created_by"] = agent  # updated_by too: the writer stamps a change by one
         fields.update(extra)
         with self._writing(agent):
             old = None if supersedes is None else self.locate(supersedes)
