@@ -2,9 +2,9 @@
 
 The packaged all-MiniLM-L6-v2 stores int8 weights that onnxruntime casts back to float32 when it
 loads them, so it computes in float32. Its constants folded and its weights quantised per
-channel (onnxruntime's `quantize_dynamic`: int8 matrix products), it embeds a chunk about twice
-as fast in a third of the memory, at a cosine of 0.99 to the float32 vectors (README,
-"Semantic search"). The copy is made the first time the model is needed, offline, written
+channel (onnxruntime's `quantize_dynamic`: int8 matrix products; the feed-forward layers'
+projections back down stay float32), it embeds a chunk about twice as fast in less memory, at a
+cosine of 0.996 to the float32 vectors (README, "Semantic search"). The copy is made the first time the model is needed, offline, written
 atomically under a lock (two processes never build it at once), and checked against its
 recorded sha256 whenever it is found: a missing, partial or corrupt copy is made again.
 """
@@ -72,11 +72,14 @@ def _build(source: Path, target: Path) -> None:
         options.optimized_model_filepath = str(folded)
         options.log_severity_level = 3
         onnxruntime.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        keep = _down_projections(folded)
         # onnxruntime advises pre-processing on the root logger; memvault's own records pass.
         advice = logging.Filter("memvault")
         logging.getLogger().addFilter(advice)
         try:
-            quantize_dynamic(folded, made, per_channel=True, weight_type=QuantType.QInt8)
+            quantize_dynamic(
+                folded, made, per_channel=True, weight_type=QuantType.QInt8, nodes_to_exclude=keep
+            )
         finally:
             logging.getLogger().removeFilter(advice)
         _synced(made)
@@ -85,6 +88,22 @@ def _build(source: Path, target: Path) -> None:
         digest.write_text(_sha256(target) + "\n", encoding="ascii")
         _synced(digest)
         os.replace(digest, target.parent / DIGEST_FILE)
+
+
+def _down_projections(model: Path) -> list[str]:
+    """The matrix products whose weights are taller than wide: each feed-forward layer's
+    projection back down. Kept in float32, they lift the cosine to the float32 vectors from
+    0.991 to 0.996 for a third of the weights and no measurable speed."""
+    import onnx
+
+    graph = onnx.load(str(model)).graph
+    shapes = {weight.name: list(weight.dims) for weight in graph.initializer}
+    return [
+        node.name
+        for node in graph.node
+        if node.op_type == "MatMul"
+        and any(len(shapes.get(i, [])) == 2 and shapes[i][0] > shapes[i][1] for i in node.input)
+    ]
 
 
 def _synced(path: Path) -> None:
