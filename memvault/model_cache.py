@@ -4,9 +4,10 @@ The packaged all-MiniLM-L6-v2 stores int8 weights that onnxruntime casts back to
 loads them, so it computes in float32. Its constants folded and its weights quantised per
 channel (onnxruntime's `quantize_dynamic`: int8 matrix products; the feed-forward layers'
 projections back down stay float32), it embeds a chunk about twice as fast in less memory, at a
-cosine of 0.996 to the float32 vectors (README, "Semantic search"). The copy is made the first time the model is needed, offline, written
-atomically under a lock (two processes never build it at once), and checked against its
-recorded sha256 whenever it is found: a missing, partial or corrupt copy is made again.
+cosine of 0.996 to the float32 vectors (benchmarks/README.md). The copy is made the first time
+the model is needed, offline, written atomically under a lock (two processes never build it at
+once), and checked against its recorded sha256 whenever it is found: a missing, partial or
+corrupt copy is made again.
 """
 
 from __future__ import annotations
