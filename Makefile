@@ -8,10 +8,12 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
+# The last step quantises the default model once into the user's cache (memvault/model_cache.py).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,semantic]'
+	$(BIN)/python -c 'from memvault.embedding import find_model; find_model(None)'
 	touch $(STAMP)
 
 # Bytecode for memvault itself, as pip writes it for installed packages: every command starts

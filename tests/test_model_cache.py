@@ -1,0 +1,114 @@
+"""The default model's int8 copy: made offline in the user's cache the first time it is needed,
+reused after, made again when damaged, built once when two processes need it at the same time,
+and, when it cannot be made, the packaged model runs instead."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from memvault.embedding import DEFAULT_NAME, Embedder, find_model
+from memvault.model_cache import DIGEST_FILE, MODEL_FILE, RECIPE
+
+TEXT = "When a release breaks production, redeploy the previous build from the CI pipeline."
+
+
+def _offline(*_args: object) -> None:
+    raise AssertionError("the model cache must not use the network")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder where the default model was quantised once, with no network."""
+    cache = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        patch.setattr(socket.socket, "connect", _offline)
+        find_model(None)
+    return cache
+
+
+def _cached_model(cache: Path) -> Path:
+    [model] = (cache / "memvault" / "models").glob(f"*-{RECIPE}/{MODEL_FILE}")
+    return model
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_default_model_runs_as_an_int8_copy_in_the_cache(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(built))
+    spec = find_model(None)
+    assert spec.onnx == _cached_model(built)
+    assert spec.key.startswith(f"{DEFAULT_NAME}/") and spec.key.endswith(f"-{RECIPE}")
+    assert (spec.onnx.parent / DIGEST_FILE).read_text().strip() == _sha256(spec.onnx)
+
+    # A cache it cannot write to: the packaged model runs, under its own key.
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
+    packaged = find_model(None)
+    assert packaged.key != spec.key and not packaged.key.endswith(RECIPE)
+    quantised, original = Embedder(spec).query(TEXT), Embedder(packaged).query(TEXT)
+    assert float(quantised @ original) > 0.98
+
+
+def test_the_copy_is_reused(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(built))
+    model = _cached_model(built)
+    before = model.stat()
+    assert find_model(None).onnx == model
+    after = model.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "no digest"])
+def test_a_damaged_copy_is_made_again(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    cache = tmp_path / "cache"
+    shutil.copytree(built, cache)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    model = _cached_model(cache)
+    whole = model.read_bytes()
+    if damage == "truncated":
+        model.write_bytes(whole[: len(whole) // 2])
+    elif damage == "flipped":
+        middle = len(whole) // 2
+        model.write_bytes(whole[:middle] + bytes([whole[middle] ^ 0xFF]) + whole[middle + 1 :])
+    else:
+        (model.parent / DIGEST_FILE).unlink()
+    spec = find_model(None)
+    assert spec.onnx == model and model.read_bytes() == whole
+    assert Embedder(spec).query(TEXT).shape == (384,)
+
+
+def _build_and_report(cache: str, inodes: multiprocessing.Queue[int]) -> None:
+    import os
+
+    os.environ["XDG_CACHE_HOME"] = cache
+    inodes.put(find_model(None).onnx.stat().st_ino)
+
+
+def test_two_processes_build_the_copy_once(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    inodes: multiprocessing.Queue[int] = context.Queue()
+    processes = [
+        context.Process(target=_build_and_report, args=(str(tmp_path), inodes)) for _ in range(2)
+    ]
+    for process in processes:
+        process.start()
+    found = [inodes.get(timeout=120) for _ in processes]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    model = _cached_model(tmp_path)
+    assert found == [model.stat().st_ino] * 2
+    assert (model.parent / DIGEST_FILE).read_text().strip() == _sha256(model)
