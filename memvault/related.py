@@ -15,6 +15,10 @@ from .similar import key_words
 SAME_MEANING = 0.75
 # How many of the nearest notes the duplicate guard weighs (it keeps those of the new scope).
 NEAREST = 5
+# The guard compares by meaning only memories this short (title and text, in words): a short
+# gotcha reworded slips past the comparison of texts, and one short embedding costs about 5 ms
+# where a full chunk costs 25 ms on the write's path (benchmarks/README.md).
+SHORT_WORDS = 60
 
 
 def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where: Filter) -> Related:
@@ -33,9 +37,10 @@ def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where:
 
 
 def reworded(index: Index, semantic: Semantic, title: str, content: str) -> list[SearchHit]:
-    """The notes a new memory's text is SAME_MEANING close to, nearest first (relevance: the
-    cosine); none when the vault has no vectors (the model is off or nothing is embedded)."""
-    if not semantic.has_vectors():
+    """The notes a new short memory's text is SAME_MEANING close to, nearest first (relevance:
+    the cosine); none for a memory over SHORT_WORDS words, or when the vault has no vectors
+    (the model is off or nothing is embedded)."""
+    if len(f"{title} {content}".split()) > SHORT_WORDS or not semantic.has_vectors():
         return []
     near = [
         n

@@ -112,6 +112,15 @@ def test_a_merely_related_memory_or_another_scope_is_kept(embedded: VaultService
     assert embedded.create(*REWORDED, scope="other-project").title == REWORDED[0]
 
 
+def test_only_a_short_memory_is_compared_by_meaning(embedded: VaultService) -> None:
+    """A long text costs a full chunk's embedding on the write's path; the guard weighs short
+    memories by meaning (SHORT_WORDS), where a rewording slips past the text comparison."""
+    embedded.create(*GOTCHA, category="gotcha")
+    embedded.embed()
+    long_text = REWORDED[1] + " " + " ".join(["Checked again on the staging cluster today."] * 10)
+    assert embedded.create(REWORDED[0], long_text, category="gotcha").title == REWORDED[0]
+
+
 def test_without_a_model_the_guard_is_as_before(vault: VaultService) -> None:
     vault.create(*GOTCHA)
     assert vault.create(*REWORDED).title == REWORDED[0]
