@@ -381,7 +381,7 @@ class VaultService:
     ) -> Memory:
         """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, its
         `properties` as extra frontmatter keys, `agent` as who wrote it; `supersedes` names a
-        memory it replaces (marked superseded, see `_supersede`).
+        memory it replaces (marked superseded: succession.py).
 
         A memory with the same title in the same scope, or near-identical content there, is
         refused (Duplicate, with the existing id) unless `allow_duplicate`. A secret in it is
