@@ -16,8 +16,8 @@ SAME_MEANING = 0.75
 # How many of the nearest notes the duplicate guard weighs (it keeps those of the new scope).
 NEAREST = 5
 # The guard compares by meaning only memories this short (title and text, in words): a short
-# gotcha reworded slips past the comparison of texts, and one short embedding costs about 5 ms
-# where a full chunk costs 25 ms on the write's path (benchmarks/README.md).
+# gotcha reworded slips past the comparison of texts, and a short embedding costs 4-12 ms
+# (15-50 words) where a full chunk costs 25 ms on the write's path.
 SHORT_WORDS = 60
 
 
