@@ -7,8 +7,6 @@ vault of 10k notes costs a few thousand small queries, not fifty million compari
 
 from __future__ import annotations
 
-import re
-
 from . import similar
 from .errors import MemvaultError
 from .index import Index
@@ -22,7 +20,6 @@ NEAR_DUPLICATE = 0.7
 SCANNED = 2000
 CANDIDATES = 5
 WORDS = 6
-_WORD = re.compile(r"\w{4,}")
 
 
 def near_duplicates(index: Index, store: VaultStore, limit: int) -> list[DuplicatePair]:
@@ -36,8 +33,7 @@ def near_duplicates(index: Index, store: VaultStore, limit: int) -> list[Duplica
     pairs: dict[tuple[str, str], DuplicatePair] = {}
     for (path,) in rows:
         body = _body(store, bodies, path)
-        words = sorted(set(_WORD.findall(body.lower())), key=len, reverse=True)[:WORDS]
-        for other in index.with_all_words(words, CANDIDATES):
+        for other in index.with_all_words(similar.longest_words(body, WORDS), CANDIDATES):
             key = (min(path, other), max(path, other))
             if other == path or key in pairs:
                 continue

@@ -32,6 +32,7 @@ SHORT = 80
 KEY_WORDS = 12
 TITLE_WEIGHT = 3
 _WORD = re.compile(r"[^\W_]+")
+_LONG_WORD = re.compile(r"\w{4,}")
 
 
 def name_score(wanted: str, candidate: str) -> float:
@@ -107,6 +108,12 @@ def content_similarity(a: str, b: str) -> float:
     if min(len(x), len(y)) < SHORT:
         return 1.0 if x == y else 0.0
     return fuzz.ratio(x, y) / 100
+
+
+def longest_words(text: str, count: int) -> list[str]:
+    """A text's `count` longest distinct words of four letters or more (lower-cased): the rare
+    ones a full-text query for texts near-identical to it asks for."""
+    return sorted(set(_LONG_WORD.findall(text.lower())), key=len, reverse=True)[:count]
 
 
 def key_words(title: str, body: str, count: int = KEY_WORDS) -> list[str]:

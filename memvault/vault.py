@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -88,7 +87,7 @@ from .writer import Rewrite, Writer, retrying
 log = logging.getLogger(__name__)
 
 DUPLICATE_CANDIDATES = 5
-WORD = re.compile(r"\w{4,}")
+DUPLICATE_WORDS = 8
 # How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
 CANDIDATES = 50
 EDIT = command("edit_mem", "edit")
@@ -575,7 +574,7 @@ class VaultService:
         same meaning in other words (when the vault has vectors: related.py), except the
         memory at `replacing` for the last (a new memory superseding it may say the same)."""
         self._refuse_title(title, scope)
-        words = sorted(set(WORD.findall(content.lower())), key=len, reverse=True)[:8]
+        words = similar.longest_words(content, DUPLICATE_WORDS)
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
             other = self._store.read(path)[0]
             if not _same_scope(other.scope, scope):
