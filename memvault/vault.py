@@ -239,8 +239,8 @@ class VaultService:
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
         means if that one is clearly ahead (with its confidence); else NotFound listing the
-        candidates. `category:key` looks only in that category. Reads only: writes and deletes
-        use `locate`, which never guesses."""
+        candidates. `category:key` looks only in that category, `scope:key` only in that
+        scope. Reads only: writes and deletes use `locate`, which never guesses."""
         found = self._lookup.recall(identifier)
         self._index.record_access([found.memory.id])
         return found
