@@ -24,7 +24,7 @@ from .document import Document
 from .embedding import OFF
 from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
-from .fusion import fuse
+from .fusion import DEPTH, fuse
 from .index import Index, Match
 from .indexer import Changes
 from .journal import Journal
@@ -88,8 +88,9 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_CANDIDATES = 5
 DUPLICATE_WORDS = 8
-# How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
-CANDIDATES = 50
+# How many notes each side of a hybrid search puts forward for fusion (more when a page asks):
+# as deep as fusion weighs one side's first hits by the other's.
+CANDIDATES = DEPTH
 EDIT = command("edit_mem", "edit")
 # How many of the best matches a search with min_relevance weighs, and how many more than a
 # page prefer_recent looks at, for a newer near-tie just below the page.
