@@ -14,12 +14,17 @@ mode: keyword, semantic and hybrid:
   registry, fetched once into benchmarks/.cache) and our own paraphrased how-do-I questions
   (benchmarks/quality/npm-docs.json, written before any tuning); a question is found at k when
   any of its answer pages is among the first k results.
+- `man-pages`: short notes, one per base tool of this Debian machine (its manual page's NAME
+  line and the first paragraphs of its DESCRIPTION, read with `man`), and 76 questions in
+  everyday words (benchmarks/quality/man-pages.json, written before this set was first
+  measured, after the fusion it checks was chosen): a held-out check of a third kind.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -166,7 +171,56 @@ def _npm_pages() -> Path:
     return pages
 
 
-SETS: dict[str, Callable[[], QuestionSet]] = {"locomo": locomo, "npm-docs": npm_docs}
+def man_pages() -> QuestionSet:
+    """Each listed tool's manual page as a short note; a tool whose page is missing, or is
+    another's (`zcat` is gzip's), is left out, and so are the questions only it answers."""
+    spec = json.loads((HERE / "quality" / "man-pages.json").read_text())
+    notes: dict[str, tuple[str, str]] = {}
+    for command in spec["commands"]:
+        note = _man_note(command)
+        if note is not None and note not in notes.values():
+            notes[command] = note
+    missing = sorted(set(spec["commands"]) - set(notes))
+    if missing:
+        print(f"# man-pages: no page of its own for {', '.join(missing)}", file=sys.stderr)
+    questions = [
+        Question(q["q"], {a for a in q["answers"] if a in notes}, any_answer=True)
+        for q in spec["questions"]
+        if any(a in notes for a in q["answers"])
+    ]
+    return QuestionSet("man-pages", [(c, f"{n}\n\n{d}") for c, (n, d) in notes.items()], questions)
+
+
+def _man_note(command: str) -> tuple[str, str] | None:
+    """(NAME line, the DESCRIPTION's first paragraphs up to about 60 words, options left out,
+    cut at 110 words) of a section 1 manual page, or None when there is none."""
+    done = subprocess.run(
+        ["man", "-P", "cat", "1", command],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"MANWIDTH": "3000"},
+        check=False,
+    )
+    if done.returncode:
+        return None
+    sections = {}
+    for section in re.split(r"\n(?=[A-Z][A-Z ]+\n)", re.sub(r".\x08", "", done.stdout)):
+        heading, _, text = section.partition("\n")
+        sections[heading.strip()] = text
+    kept: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", sections.get("DESCRIPTION", "")):
+        if paragraph.strip() and not paragraph.strip().startswith("-"):
+            kept += paragraph.split()
+        if len(kept) > 60:
+            break
+    return " ".join(sections.get("NAME", "").split()), " ".join(kept[:110])
+
+
+SETS: dict[str, Callable[[], QuestionSet]] = {
+    "locomo": locomo,
+    "npm-docs": npm_docs,
+    "man-pages": man_pages,
+}
 
 
 def measure(qs: QuestionSet, modes: list[str]) -> Iterator[tuple[str, str, dict[str, float]]]:

@@ -2,14 +2,14 @@
 
 Each side's scores are scaled by that query's own spread (distribution-based score fusion, as
 Qdrant names it: the mean plus and minus three standard deviations maps to 0..1), and the
-scaled scores are summed, each side weighed by how far the other side backs its first hits
-(`backing`). A side whose first notes the other side also ranks high is likely right; one whose
-first notes the other side does not rank at all is likely matching the wrong thing: a page
-that holds the question's common words ("library", "install") but not its meaning, or a note
-near in meaning that never names the person asked about. No weight is fitted to a corpus:
-both follow from this one query's two lists. Measured with `make bench-quality` on chat logs
-(bm25 strong, embeddings weak) and on documentation asked in paraphrase (the other way
-round); see the README.
+scaled scores are summed, the full-text side's weighed by the share of the question's words
+its best hit holds (`held`, as a hit's relevance counts them: ranking.py). A question asked in
+the vault's own words (a chat question naming people and things) is mostly held by the note
+that answers it, and full-text counts in full; one asked in other words (how do I ... of a
+documentation page) shares a word or two with many notes, and a full-text ranking built on
+two of seven words gives way to meaning. No weight is fitted to a corpus: it follows from this
+one query. Measured with `make bench-quality` on chat logs (bm25 strong, embeddings weak) and
+on two sets of documentation asked in paraphrase (the other way round); see the README.
 """
 
 from __future__ import annotations
@@ -20,35 +20,19 @@ from statistics import fmean, pstdev
 Ranked = Sequence[tuple[int, float]]
 
 SPREAD = 3.0
-# A side's first hits, whose backing by the other side weighs that side: the first page of
-# results a question is judged by.
-FIRST = 5
-# How deep in the other side's list a note still backs: a note at rank r (from 0) of it counts
-# 1 - r / DEPTH. The candidate lists' usual length (vault.CANDIDATES), fixed so that a deeper
-# list for a later page weighs the sides as the first page did.
-DEPTH = 50
 
 
-def fuse(keyword: Ranked, semantic: Ranked) -> list[tuple[int, float]]:
+def fuse(keyword: Ranked, semantic: Ranked, held: float = 1.0) -> list[tuple[int, float]]:
     """(note, fused score) best first, from each side's (note, score) best first; a note on
-    one side only gets that side's part. Ties keep the keyword side's order."""
+    one side only gets that side's part. `held` (0..1) is the share of the query's words the
+    keyword side's first note holds, and that side's weight. Ties keep the keyword side's
+    order."""
     fused: dict[int, float] = {}
-    for side, other in ((keyword, semantic), (semantic, keyword)):
-        weight = backing(side, other)
+    for weight, side in ((held, keyword), (1.0, semantic)):
         for note, scaled in _scaled(side):
             fused[note] = fused.get(note, 0.0) + weight * scaled
     order = {note: rank for rank, (note, _) in enumerate([*keyword, *semantic])}
     return sorted(fused.items(), key=lambda item: (-item[1], order[item[0]]))
-
-
-def backing(side: Ranked, other: Ranked) -> float:
-    """How far `other` backs the FIRST notes of `side`, in 1/(FIRST + 1)..1: each counts
-    1 - its rank in `other` / DEPTH (0 when `other` does not rank it that high), plus one
-    unbacked count, so that one lucky or unlucky note does not silence a side (add-one
-    smoothing of an estimate from five notes)."""
-    rank = {note: position for position, (note, _) in enumerate(other[:DEPTH])}
-    backed = sum(1 - rank[note] / DEPTH for note, _ in side[:FIRST] if note in rank)
-    return (1 + backed) / (FIRST + 1)
 
 
 def _scaled(side: Ranked) -> list[tuple[int, float]]:

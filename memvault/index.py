@@ -581,6 +581,14 @@ class Index:
             if (note := notes.get(match.rowid)) is not None
         ]
 
+    def share_held(self, rowid: int, query: str) -> float:
+        """The share of `query`'s word groups note `rowid` holds (0..1), as relevance counts
+        them: how far a hybrid search trusts a full-text ranking this note leads (fusion.py)."""
+        groups = word_groups(query)
+        if not groups:
+            return 0.0
+        return self._groups_held([Match(rowid, 0.0, "")], groups)[rowid] / len(groups)
+
     def _groups_held(self, page: list[Match], groups: list[str]) -> Counter[int]:
         """How many of the word groups each note of the page holds, matched in a scratch
         FTS5 table of the page's text (search_sql.PAGE_TABLE), the first RELEVANCE_CHARS

@@ -24,7 +24,7 @@ from .document import Document
 from .embedding import OFF
 from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
-from .fusion import DEPTH, fuse
+from .fusion import fuse
 from .index import Index, Match
 from .indexer import Changes
 from .journal import Journal
@@ -88,9 +88,8 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_CANDIDATES = 5
 DUPLICATE_WORDS = 8
-# How many notes each side of a hybrid search puts forward for fusion (more when a page asks):
-# as deep as fusion weighs one side's first hits by the other's.
-CANDIDATES = DEPTH
+# How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
+CANDIDATES = 50
 EDIT = command("edit_mem", "edit")
 # How many of the best matches a search with min_relevance weighs, and how many more than a
 # page prefer_recent looks at, for a newer near-tie just below the page.
@@ -298,7 +297,8 @@ class VaultService:
         self, query: str, limit: int, offset: int, where: Filter, hybrid: bool
     ) -> SearchPage:
         """The semantic side's best notes under the filter, fused with full-text's when
-        `hybrid`; a note only the semantic side found shows its best chunk as its snippet."""
+        `hybrid` (full-text weighed by the share of the query its first note holds); a note
+        only the semantic side found shows its best chunk as its snippet."""
         wanted = offset + limit
         if not query.strip() or limit <= 0:
             return SearchPage([], 0)
@@ -306,7 +306,8 @@ class VaultService:
         count = max(CANDIDATES, wanted)
         near = self._semantic.nearest(query, count, among, leaving_out)
         words = self._index.candidates(query, where, count) if hybrid else []
-        ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near])
+        held = self._index.share_held(words[0].rowid, query) if words else 1.0
+        ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near], held)
         snippets = {m.rowid: m.snippet for m in words}
         chunk_of = {n.note: n.chunk for n in near}
 

@@ -65,6 +65,17 @@ def test_words_still_win_where_they_match(notes: VaultService) -> None:
     assert titles(notes, '"Thai place"', mode="keyword") == ["Team lunch"]
 
 
+def test_a_note_holding_one_word_of_a_reworded_question_does_not_outrank_its_answer(
+    notes: VaultService,
+) -> None:
+    """Full-text finds only a note that shares one of the question's seven words; meaning
+    finds the answer. Full-text weighs as the share of the question its first hit holds."""
+    notes.create("Standup", "Sam is working from home on Friday.")
+    notes.embed()
+    assert titles(notes, PARAPHRASE, mode="keyword") == ["Standup"]
+    assert titles(notes, PARAPHRASE)[0] == ROLLBACK[0]
+
+
 def test_a_rare_word_finds_its_note_first_even_before_it_is_embedded(
     notes: VaultService,
 ) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memvault.fusion import backing, fuse
+from memvault.fusion import fuse
 from memvault.vectors import VectorTable
 
 
@@ -74,37 +73,27 @@ def test_fusion_of_one_side_keeps_its_order() -> None:
     assert [note for note, _ in fuse([], keyword)] == [3, 1, 2]
 
 
-def test_a_side_the_other_does_not_back_gives_way() -> None:
-    """Documentation asked in other words: full-text's first pages hold only the question's
-    common words and meaning does not rank them (10 is its 25th); meaning's first three, the
-    answer (1) first, are on full-text's list too, low down. Meaning's first two come first."""
+def test_a_full_text_ranking_on_few_of_the_words_gives_way_to_meaning() -> None:
+    """Documentation asked in other words: full-text's first pages hold two of the question's
+    seven words, and meaning ranks the first of them 25th; meaning puts the answer (1) first,
+    which full-text ranks low. Weighed by the share it holds, full-text gives way."""
     keyword = [(10, 6.5), (11, 4.1), (12, 4.1), (13, 3.5), (14, 2.9), (1, 0.0), (2, 0.0), (3, 0.0)]
     keyword += [(note, 0.0) for note in range(30, 72)]
     semantic = [(1, 0.39), (2, 0.36), (3, 0.34)] + [(n, 0.33 - n / 1000) for n in range(40, 86)]
     semantic.insert(24, (10, 0.3))
-    assert backing(keyword, semantic) < backing(semantic, keyword)
-    assert [note for note, _ in fuse(keyword, semantic)][:2] == [1, 2]
+    assert fuse(keyword, semantic)[0][0] == 10  # every word held: full-text in full
+    assert [note for note, _ in fuse(keyword, semantic, held=2 / 7)][:2] == [1, 2]
 
 
-def test_a_side_the_other_backs_keeps_its_first_hit() -> None:
-    """A chat question naming a person: full-text's first hit names them and meaning ranks it
-    6th; meaning's first five are near in meaning but never name them (full-text has one, 25th).
-    The named note stays first."""
+def test_a_full_text_hit_holding_the_whole_question_keeps_its_place() -> None:
+    """A chat question naming a person: full-text's first hit holds every word of it, and
+    meaning's first five are near in meaning but never name them. The named note stays first."""
     semantic = [(20, 0.62), (21, 0.55), (22, 0.54), (23, 0.53), (24, 0.52), (1, 0.50)]
     semantic += [(note, 0.45 - note / 1000) for note in range(40, 84)]
     keyword = [(1, 9.0), (2, 8.8), (3, 8.6), (4, 8.4)]
     keyword += [(note, 8.0 - note / 100) for note in range(90, 135)]
     keyword.insert(24, (20, 6.9))
-    assert backing(keyword, semantic) > backing(semantic, keyword)
-    assert fuse(keyword, semantic)[0][0] == 1
-
-
-def test_backing_counts_the_first_five_by_their_rank_on_the_other_side() -> None:
-    first = [(note, 1.0 - note / 10) for note in range(5)]
-    assert backing(first, []) == 1 / 6  # nothing backs: the smoothed floor
-    assert backing(first, first) == pytest.approx((1 + 1 + 0.98 + 0.96 + 0.94 + 0.92) / 6)
-    other = [(99, 1.0)] * 49 + [(0, 0.5), (1, 0.4)]  # the first at rank 49, the second past 50
-    assert backing(first, other) == pytest.approx((1 + 1 / 50) / 6)
+    assert fuse(keyword, semantic, held=1.0)[0][0] == 1
 
 
 @given(
