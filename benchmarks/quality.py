@@ -1,6 +1,6 @@
 """Search quality: recall@1/5/10 and MRR of `search_mem` on question sets with known answers.
 
-    python benchmarks/quality.py [--sets locomo npm-docs] [--json FILE]
+    python benchmarks/quality.py [--sets locomo npm-docs man-pages] [--modes ...] [--json FILE]
 
 Never part of `make test` (`make bench-quality` runs it). Each set is written into a fresh vault
 through the service, as `write_mem` writes, embedded, and each question is asked through the
@@ -17,7 +17,7 @@ mode: keyword, semantic and hybrid:
 - `man-pages`: short notes, one per base tool of this Debian machine (its manual page's NAME
   line and the first paragraphs of its DESCRIPTION, read with `man`), and 76 questions in
   everyday words (benchmarks/quality/man-pages.json, written before this set was first
-  measured, after the fusion it checks was chosen): a held-out check of a third kind.
+  measured): short notes, a third kind, added to check the fusion chosen on the other two.
 """
 
 from __future__ import annotations
