@@ -76,7 +76,9 @@ class Term:
 
 @dataclass
 class Query:
-    """A parsed query: groups of alternatives (all groups wanted) and excluded terms."""
+    """A parsed query: groups of alternatives (all groups wanted) and excluded terms. Two
+    words typed side by side also stand together as a phrase among the first word's
+    alternatives (see `_pairable`)."""
 
     groups: list[list[Term]] = field(default_factory=list)
     excluded: list[Term] = field(default_factory=list)
@@ -107,6 +109,7 @@ def parse_query(text: str) -> Query:
     pending_or = False
     negate_next = False
     count = 0
+    previous: Term | None = None  # the word typed just before, as _pairable gives it
     for match in _TOKEN.finditer(text or ""):
         if count >= MAX_TERMS:
             break
@@ -114,6 +117,7 @@ def parse_query(text: str) -> Query:
             pending_or = bool(query.groups)
             continue
         if match.group(3) in ("AND", "&&"):
+            previous = None
             continue
         if match.group(3) == "NOT":
             negate_next = True
@@ -122,12 +126,18 @@ def parse_query(text: str) -> Query:
         if term is None:
             continue
         count += 1
+        word = None
         if negated or negate_next:
             query.excluded.append(term)
         elif pending_or:
             query.groups[-1].append(term)
         else:
-            query.groups += [[part] for part in _bigrams(term)]
+            parts = _bigrams(term)
+            word = _pairable(match.group(3), parts)
+            if previous is not None and word is not None:
+                query.groups[-1].append(Term(previous.words + word.words))
+            query.groups += [[part] for part in parts]
+        previous = word
         pending_or = negate_next = False
     return _drop_stopwords(query)
 
@@ -158,6 +168,19 @@ def _words(raw: str) -> list[str]:
     if clitic.group(2)[0] in "nN":
         return ["not"]
     return _WORD.findall(clitic.group(1))
+
+
+def _pairable(raw: str | None, parts: list[Term]) -> Term | None:
+    """A plain typed word as it is typed, to stand in a phrase with the word typed next to it:
+    that phrase is an alternative of the first word's group, so it decides nothing about which
+    notes match (it holds the first word) but adds its bm25, and a note saying "support group"
+    ranks above one with "support" and "group" apart (the sequential dependence of Metzler and
+    Croft). A possessive stays whole here (`Melanie's kids` is the phrase "Melanie s kids", as a
+    note's text reads), though its own group is just `Melanie`. None for a quoted phrase, a
+    prefix, a stop word or a CJK run cut into pairs."""
+    if raw is None or len(parts) != 1 or parts[0].prefix or parts[0].stopword:
+        return None
+    return Term(_WORD.findall(raw))
 
 
 def _bigrams(term: Term) -> list[Term]:

@@ -20,26 +20,34 @@ DECISION = 'facets : "\ue0001559538794693009546"'
         (
             "payment retries",
             EVERY,
-            '((("payment") AND ("retries")))',
-            '(("payment" OR "retries"))',
+            '((("payment" OR "payment retries") AND ("retries")))',
+            '(("payment" OR "payment retries" OR "retries"))',
         ),
         (
             "What did we decide about payment retries?",
             EVERY,
-            '((("decide") AND ("payment") AND ("retries")))',
-            '(("decide" OR "payment" OR "retries"))',
+            '((("decide") AND ("payment" OR "payment retries") AND ("retries")))',
+            '(("decide" OR "payment" OR "payment retries" OR "retries"))',
         ),
         (
             "What's Melanie's favourite trail? She didn't say.",
             EVERY,
-            '((("Melanie") AND ("favourite") AND ("trail")))',
-            '(("Melanie" OR "favourite" OR "trail"))',
+            '((("Melanie" OR "Melanie s favourite") AND ("favourite" OR "favourite trail")'
+            ' AND ("trail")))',
+            '(("Melanie" OR "Melanie s favourite" OR "favourite" OR "favourite trail" OR "trail"))',
         ),
         (
             "O'Brien's e-mail, we'll see",
             EVERY,
-            '((("O Brien") AND ("e mail") AND ("see")))',
-            '(("O Brien" OR "e mail" OR "see"))',
+            '((("O Brien" OR "O Brien s e mail") AND ("e mail") AND ("see")))',
+            '(("O Brien" OR "O Brien s e mail" OR "e mail" OR "see"))',
+        ),
+        (
+            'retry* policy "exact phrase" queue OR topic lag',
+            EVERY,
+            '((("retry"*) AND ("policy") AND ("exact phrase") AND ("queue" OR "topic")'
+            ' AND ("lag")))',
+            '(("retry"* OR "policy" OR "exact phrase" OR "queue" OR "topic" OR "lag"))',
         ),
         (
             '"exact phrase" -draft',
