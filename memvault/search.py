@@ -63,11 +63,12 @@ def display_text(text: str) -> str:
 
 @dataclass
 class Term:
-    """One quoted FTS5 string: a word, a phrase, or a prefix."""
+    """One quoted FTS5 string: a word, a phrase, or a prefix; a `pair` only ranks (_pairable)."""
 
     words: list[str]
     prefix: bool = False
     stopword: bool = False
+    pair: bool = False
 
     def fts(self) -> str:
         phrase = " ".join(fts_text(w) for w in self.words)
@@ -78,7 +79,8 @@ class Term:
 class Query:
     """A parsed query: groups of alternatives (all groups wanted) and excluded terms. Two
     words typed side by side also stand together as a phrase among the first word's
-    alternatives (see `_pairable`)."""
+    alternatives (see `_pairable`), in the expressions that rank (`ranked`) only: it never
+    changes which notes match, so the expressions that only match or count leave it out."""
 
     groups: list[list[Term]] = field(default_factory=list)
     excluded: list[Term] = field(default_factory=list)
@@ -87,17 +89,25 @@ class Query:
     def empty(self) -> bool:
         return not self.groups
 
-    def strict(self) -> str:
+    def strict(self, ranked: bool = False) -> str:
         """Every group must match: the notes that answer the whole question."""
-        return self._without(f"({' AND '.join(self.each_group())})")
+        return self._without(f"({' AND '.join(self.each_group(ranked))})")
 
-    def each_group(self) -> list[str]:
+    def each_group(self, ranked: bool = False) -> list[str]:
         """Each group alone (its alternatives OR'd): what a hit holds of the question."""
-        return ["(" + " OR ".join(t.fts() for t in g) + ")" for g in self.groups]
+        return [
+            "(" + " OR ".join(t.fts() for t in self._terms(g, ranked)) + ")" for g in self.groups
+        ]
 
-    def loose(self) -> str:
+    def loose(self, ranked: bool = False) -> str:
         """Any term may match: so a missing word never means no results."""
-        return self._without("(" + " OR ".join(t.fts() for g in self.groups for t in g) + ")")
+        every = [t.fts() for g in self.groups for t in self._terms(g, ranked)]
+        return self._without("(" + " OR ".join(every) + ")")
+
+    @staticmethod
+    def _terms(group: list[Term], ranked: bool) -> list[Term]:
+        """A group's alternatives, with its pair only in an expression that ranks."""
+        return [t for t in group if ranked or not t.pair]
 
     def _without(self, expression: str) -> str:
         return expression + "".join(f" NOT {t.fts()}" for t in self.excluded)
@@ -135,7 +145,7 @@ def parse_query(text: str) -> Query:
             parts = _bigrams(term)
             word = _pairable(match.group(3), parts)
             if previous is not None and word is not None:
-                query.groups[-1].append(Term(previous.words + word.words))
+                query.groups[-1].append(Term(previous.words + word.words, pair=True))
             query.groups += [[part] for part in parts]
         previous = word
         pending_or = negate_next = False
