@@ -509,8 +509,9 @@ class Index:
             return self._matches(plan, limit, clock.now_iso())
 
     def _matches(self, plan: SearchPlan, wanted: int, now: str) -> list[Match]:
+        ranked_strict, ranked_loose = plan.ranked
         if plan.strict == plan.loose:
-            return self._ranked(search_sql(plan.loose, plan.live, wanted, now, (), plan.period))
+            return self._ranked(search_sql(ranked_loose, plan.live, wanted, now, (), plan.period))
         # A note has the same bm25 in both queries (same phrases), so when fewer than a page
         # have every word, one ranking of the loose query puts those first: bm25's statistics
         # are gathered once, not once per pass.
@@ -519,7 +520,7 @@ class Index:
             for r in self.query(*matches_sql(plan.strict, plan.live, wanted, now, plan.period))
         ]
         first = () if len(every) == wanted else every
-        expression = plan.strict if len(every) == wanted else plan.loose
+        expression = ranked_strict if len(every) == wanted else ranked_loose
         return self._ranked(search_sql(expression, plan.live, wanted, now, first, plan.period))
 
     def admitted(self, where: Filter) -> tuple[set[int] | None, set[int]]:

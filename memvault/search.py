@@ -63,11 +63,12 @@ def display_text(text: str) -> str:
 
 @dataclass
 class Term:
-    """One quoted FTS5 string: a word, a phrase, or a prefix."""
+    """One quoted FTS5 string: a word, a phrase, or a prefix; a `pair` only ranks (_pairable)."""
 
     words: list[str]
     prefix: bool = False
     stopword: bool = False
+    pair: bool = False
 
     def fts(self) -> str:
         phrase = " ".join(fts_text(w) for w in self.words)
@@ -76,7 +77,10 @@ class Term:
 
 @dataclass
 class Query:
-    """A parsed query: groups of alternatives (all groups wanted) and excluded terms."""
+    """A parsed query: groups of alternatives (all groups wanted) and excluded terms. Two
+    words typed side by side also stand together as a phrase among the first word's
+    alternatives (see `_pairable`), in the expressions that rank (`ranked`) only: it never
+    changes which notes match, so the expressions that only match or count leave it out."""
 
     groups: list[list[Term]] = field(default_factory=list)
     excluded: list[Term] = field(default_factory=list)
@@ -85,17 +89,25 @@ class Query:
     def empty(self) -> bool:
         return not self.groups
 
-    def strict(self) -> str:
+    def strict(self, ranked: bool = False) -> str:
         """Every group must match: the notes that answer the whole question."""
-        return self._without(f"({' AND '.join(self.each_group())})")
+        return self._without(f"({' AND '.join(self.each_group(ranked))})")
 
-    def each_group(self) -> list[str]:
+    def each_group(self, ranked: bool = False) -> list[str]:
         """Each group alone (its alternatives OR'd): what a hit holds of the question."""
-        return ["(" + " OR ".join(t.fts() for t in g) + ")" for g in self.groups]
+        return [
+            "(" + " OR ".join(t.fts() for t in self._terms(g, ranked)) + ")" for g in self.groups
+        ]
 
-    def loose(self) -> str:
+    def loose(self, ranked: bool = False) -> str:
         """Any term may match: so a missing word never means no results."""
-        return self._without("(" + " OR ".join(t.fts() for g in self.groups for t in g) + ")")
+        every = [t.fts() for g in self.groups for t in self._terms(g, ranked)]
+        return self._without("(" + " OR ".join(every) + ")")
+
+    @staticmethod
+    def _terms(group: list[Term], ranked: bool) -> list[Term]:
+        """A group's alternatives, with its pair only in an expression that ranks."""
+        return [t for t in group if ranked or not t.pair]
 
     def _without(self, expression: str) -> str:
         return expression + "".join(f" NOT {t.fts()}" for t in self.excluded)
@@ -107,6 +119,7 @@ def parse_query(text: str) -> Query:
     pending_or = False
     negate_next = False
     count = 0
+    previous: Term | None = None  # the word typed just before, as _pairable gives it
     for match in _TOKEN.finditer(text or ""):
         if count >= MAX_TERMS:
             break
@@ -114,6 +127,7 @@ def parse_query(text: str) -> Query:
             pending_or = bool(query.groups)
             continue
         if match.group(3) in ("AND", "&&"):
+            previous = None
             continue
         if match.group(3) == "NOT":
             negate_next = True
@@ -122,12 +136,18 @@ def parse_query(text: str) -> Query:
         if term is None:
             continue
         count += 1
+        word = None
         if negated or negate_next:
             query.excluded.append(term)
         elif pending_or:
             query.groups[-1].append(term)
         else:
-            query.groups += [[part] for part in _bigrams(term)]
+            parts = _bigrams(term)
+            word = _pairable(match.group(3), parts)
+            if previous is not None and word is not None:
+                query.groups[-1].append(Term(previous.words + word.words, pair=True))
+            query.groups += [[part] for part in parts]
+        previous = word
         pending_or = negate_next = False
     return _drop_stopwords(query)
 
@@ -158,6 +178,19 @@ def _words(raw: str) -> list[str]:
     if clitic.group(2)[0] in "nN":
         return ["not"]
     return _WORD.findall(clitic.group(1))
+
+
+def _pairable(raw: str | None, parts: list[Term]) -> Term | None:
+    """A plain typed word as it is typed, to stand in a phrase with the word typed next to it:
+    that phrase is an alternative of the first word's group, so it decides nothing about which
+    notes match (it holds the first word) but adds its bm25, and a note saying "support group"
+    ranks above one with "support" and "group" apart (the sequential dependence of Metzler and
+    Croft). A possessive stays whole here (`Melanie's kids` is the phrase "Melanie s kids", as a
+    note's text reads), though its own group is just `Melanie`. None for a quoted phrase, a
+    prefix, a stop word or a CJK run cut into pairs."""
+    if raw is None or len(parts) != 1 or parts[0].prefix or parts[0].stopword:
+        return None
+    return Term(_WORD.findall(raw))
 
 
 def _bigrams(term: Term) -> list[Term]:

@@ -46,11 +46,14 @@ SORTS = {
 @dataclass(frozen=True)
 class SearchPlan:
     """A query and filter as FTS5 expressions: `strict` needs every word, `loose` any of them
-    (the same when the query has one word); `live` leaves out expired memories; `text` is the
-    query as typed; `period` is the SQL of a time window on notes `n` (period_sql)."""
+    (the same when the query has one word), and the `ranked` pair of the two matches the same
+    notes with the phrases that only rank added (search.Query); `live` leaves out expired
+    memories; `text` is the query as typed; `period` is the SQL of a time window on notes `n`
+    (period_sql)."""
 
     strict: str
     loose: str
+    ranked: tuple[str, str]
     live: bool
     text: str
     period: Statement = ("", [])
@@ -71,8 +74,18 @@ def search_plan(text: str, where: Filter) -> SearchPlan | None:
         where.where,
         where.include_superseded,
     )
-    strict, loose = (_filtered(e, required, excluded) for e in (query.strict(), query.loose()))
-    return SearchPlan(strict, loose, where.archived is False, text, period_sql(where))
+    strict, loose, ranked_strict, ranked_loose = (
+        _filtered(e, required, excluded)
+        for e in (query.strict(), query.loose(), query.strict(True), query.loose(True))
+    )
+    return SearchPlan(
+        strict,
+        loose,
+        (ranked_strict, ranked_loose),
+        where.archived is False,
+        text,
+        period_sql(where),
+    )
 
 
 def search_sql(

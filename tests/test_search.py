@@ -72,6 +72,21 @@ def test_a_possessive_or_contraction_finds_the_plain_word(vault: VaultService) -
     assert titles(vault, "Caroline's soup")[0] == "Cooking chat"
 
 
+def test_words_typed_side_by_side_rank_a_note_holding_them_together_first(
+    vault: VaultService,
+) -> None:
+    """Both notes hold every word, and bm25 alone prefers the short one; the note that holds
+    them as typed, side by side (a possessive as written), comes first."""
+    vault.create("Chores", "Group tasks; support each other.")
+    vault.create(
+        "Tuesday", "Caroline went to her support group on Tuesday evening and met new friends."
+    )
+    vault.create("Weekend", "Kids asked Melanie to paint.")
+    vault.create("Museum", "On Sunday Melanie's kids painted dinosaurs at the museum workshop.")
+    assert titles(vault, "support group") == ["Tuesday", "Chores"]
+    assert titles(vault, "What do Melanie's kids like?") == ["Museum", "Weekend"]
+
+
 def test_title_matches_rank_above_body_matches(notes: VaultService) -> None:
     results = titles(notes, "payment")
     assert results.index("Deploy checklist") > results.index("Payment providers")

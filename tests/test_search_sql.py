@@ -42,6 +42,13 @@ DECISION = 'facets : "\ue0001559538794693009546"'
             '(("O Brien" OR "e mail" OR "see"))',
         ),
         (
+            'retry* policy "exact phrase" queue OR topic lag',
+            EVERY,
+            '((("retry"*) AND ("policy") AND ("exact phrase") AND ("queue" OR "topic")'
+            ' AND ("lag")))',
+            '(("retry"* OR "policy" OR "exact phrase" OR "queue" OR "topic" OR "lag"))',
+        ),
+        (
             '"exact phrase" -draft',
             EVERY,
             '((("exact phrase")) NOT "draft")',
@@ -79,6 +86,34 @@ def test_a_query_and_a_filter_become_fts5_expressions(
     plan = search_plan(query, where)
     assert plan is not None
     assert (plan.strict, plan.loose, plan.live) == (strict, loose, where.archived is False)
+
+
+@pytest.mark.parametrize(
+    ("query", "strict", "loose"),
+    [
+        (
+            "What's Melanie's favourite trail? She didn't say.",
+            '((("Melanie" OR "Melanie s favourite") AND ("favourite" OR "favourite trail")'
+            ' AND ("trail")))',
+            '(("Melanie" OR "Melanie s favourite" OR "favourite" OR "favourite trail" OR "trail"))',
+        ),
+        (
+            "retry* policy queue OR topic lag -draft",
+            '((("retry"*) AND ("policy" OR "policy queue") AND ("queue" OR "topic") AND ("lag"))'
+            ' NOT "draft")',
+            '(("retry"* OR "policy" OR "policy queue" OR "queue" OR "topic" OR "lag") NOT "draft")',
+        ),
+    ],
+)
+def test_words_typed_side_by_side_are_a_phrase_in_the_ranking_only(
+    query: str, strict: str, loose: str
+) -> None:
+    """The pair sits among its first word's alternatives: it matches no note that word does
+    not, so matching and counting leave it out. A stop word, a prefix or a word OR'd to the
+    one before it makes none."""
+    plan = search_plan(query, EVERY)
+    assert plan is not None
+    assert plan.ranked == (strict, loose)
 
 
 @pytest.mark.parametrize("query", ["", "   ", "-draft", "*", '""'])
