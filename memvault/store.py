@@ -67,6 +67,7 @@ class VaultStore:
         self.root = Path(root).expanduser().absolute()
         self._real_root = self.root.resolve()
         self._lock = FileLock(str(self.state_dir / "lock"), timeout=LOCK_TIMEOUT)
+        self._embedding = FileLock(str(self.state_dir / "embedding.lock"), timeout=0)
 
     @property
     def state_dir(self) -> Path:
@@ -100,6 +101,25 @@ class VaultStore:
             yield
         finally:
             self._lock.release()
+
+    @contextmanager
+    def embedding_turn(self) -> Iterator[bool]:
+        """Whether this process has the vault's turn to embed (True while inside): one
+        memvault process embeds at a time, the others load the vectors it saved. Four servers
+        on one vault each embedding the same notes wrote half as fast. False at once while
+        another process has the turn; True where the turn cannot be taken (a read-only vault)."""
+        try:
+            self._embedding.acquire()
+        except Timeout:
+            yield False
+            return
+        except OSError:
+            yield True
+            return
+        try:
+            yield True
+        finally:
+            self._embedding.release()
 
     def absolute(self, path: str) -> Path:
         """The absolute file for a vault-relative path, refusing anything that leaves the vault
