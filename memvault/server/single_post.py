@@ -90,6 +90,7 @@ class SinglePost:
         self.limited = RequestBodyLimitMiddleware(self._post, manager.max_request_body_size)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A handshake-era POST, within the SDK's body size limit, to `_post`; the rest on."""
         if scope["type"] == "http" and scope["method"] == "POST" and _handshake_era(scope):
             await self.limited(scope, receive, send)
         else:
