@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +56,7 @@ from .schema import (
 from .search_sql import (
     ARCHIVED,
     NOTE_OF_ROW,
+    PAGE_EMPTIED,
     PAGE_ROW,
     PAGE_TABLE,
     SORTS,
@@ -124,6 +125,7 @@ class Index:
         self.query_timeout = query_timeout
         self.uses = Tally()
         self._held = threading.local()
+        self._scratch = threading.local()
         self._pool_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._flush_lock = threading.Lock()
@@ -593,21 +595,34 @@ class Index:
     def _groups_held(self, page: list[Match], groups: list[str]) -> Counter[int]:
         """How many of the word groups each note of the page holds, matched in a scratch
         FTS5 table of the page's text (search_sql.PAGE_TABLE), the first RELEVANCE_CHARS
-        characters of each note."""
-        with closing(sqlite3.connect(":memory:")) as scratch:
+        characters of each note. Each thread keeps its table and empties it after each page:
+        a new database and table for each search cost as much as the matching."""
+        scratch = self._page_table()
+        with scratch:
+            try:
+                for match in page:
+                    budget = RELEVANCE_CHARS
+                    for row in self.query(*sections_sql(match.rowid)):
+                        if budget <= 0:
+                            break
+                        scratch.execute(PAGE_ROW, tuple(row))
+                        budget -= len(row[4])
+                return Counter(
+                    int(found[0])
+                    for group in groups
+                    for found in scratch.execute(*page_held_sql(group))
+                )
+            finally:
+                scratch.execute(PAGE_EMPTIED)
+
+    def _page_table(self) -> sqlite3.Connection:
+        """This thread's in-memory database holding the empty scratch table."""
+        scratch: sqlite3.Connection | None = getattr(self._scratch, "db", None)
+        if scratch is None:
+            scratch = sqlite3.connect(":memory:")
             scratch.execute(PAGE_TABLE)
-            for match in page:
-                budget = RELEVANCE_CHARS
-                for row in self.query(*sections_sql(match.rowid)):
-                    if budget <= 0:
-                        break
-                    scratch.execute(PAGE_ROW, tuple(row))
-                    budget -= len(row[4])
-            return Counter(
-                int(found[0])
-                for group in groups
-                for found in scratch.execute(*page_held_sql(group))
-            )
+            self._scratch.db = scratch
+        return scratch
 
     def list_notes(
         self, where: Filter = Filter(), sort: str = "updated", limit: int = 50, offset: int = 0

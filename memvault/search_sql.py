@@ -140,11 +140,14 @@ def word_groups(text: str) -> list[str]:
 
 # A scratch FTS5 table of one page's text, cut into tokens as notes_fts is: relevance matches
 # each word group there, not in the index, where a prefix (`a*`) expands over the whole vault's
-# words and costs as much as the search again for each group.
+# words and costs as much as the search again for each group. Contentless (only rowids are read
+# back), so it is emptied in one step for the next page.
 PAGE_TABLE = (
-    f"CREATE VIRTUAL TABLE page USING fts5(title, aliases, tags, body, tokenize = '{TOKENIZE}')"
+    "CREATE VIRTUAL TABLE page USING fts5(title, aliases, tags, body, content = '',"
+    f" tokenize = '{TOKENIZE}')"
 )
 PAGE_ROW = "INSERT INTO page (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)"
+PAGE_EMPTIED = "INSERT INTO page (page) VALUES ('delete-all')"
 
 
 def sections_sql(note: int) -> Statement:

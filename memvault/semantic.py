@@ -260,10 +260,13 @@ class Semantic:
             raise
 
     def _run(self) -> None:
-        """The background thread: catch up, then sleep until woken or idle too long."""
+        """The background thread: catch up when this process has the vault's turn to embed
+        (another server may be embedding the same notes), then sleep until woken or idle too
+        long."""
         while not self._stop.is_set():
             try:
-                embedded = self.catch_up()
+                with self._store.embedding_turn() as ours:
+                    embedded = self.catch_up() if ours else 0
                 if embedded:
                     log.info("semantic search: embedded %d notes", embedded)
             except Exception:

@@ -79,7 +79,7 @@ from .records import (
 from .search_sql import SORTS
 from .secret_scan import SecretPolicy, screened, screened_edit, screened_fields
 from .semantic import Semantic
-from .store import VaultStore
+from .store import VaultStore, folders_synced_at_end
 from .succession import SuccessionService
 from .words import command, param, parts
 from .writer import Rewrite, Writer, retrying
@@ -183,11 +183,12 @@ class VaultService:
         """Hold the vault lock for a change by `agent` (recorded as updated_by in every file
         it writes; None for upkeep), first finishing any rename a crash cut short, so that a
         write never starts from a half-renamed vault. Reads never take this path. A write
-        inside another (write_mem's replace) joins it: all or nothing together."""
+        inside another (write_mem's replace) joins it: all or nothing together. The folders it
+        changed are fsynced after the lock is released, before the caller hears back."""
         if getattr(self._changing, "active", False):
             yield
             return
-        with self._locked():
+        with folders_synced_at_end(), self._locked():
             for line in self._links.recover():
                 log.warning("%s (interrupted earlier)", line)
             self._changing.active = True

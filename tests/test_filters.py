@@ -11,6 +11,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.errors import Invalid
+from memvault.markdown import BodyEdit
 from memvault.records import Filter
 from memvault.vault import VaultService
 
@@ -133,6 +134,17 @@ def test_relevance_is_the_share_of_the_query_words_a_memory_holds(vault: VaultSe
         vault.create(f"Filler {n}", f"Unrelated note number {n} about lunch.")
     hits = {hit.title: hit.relevance for hit in vault.search("kafka retention orders").results}
     assert hits == {"Kafka retention": 1.0, "Kafka brokers": pytest.approx(1 / 3, abs=1e-3)}
+
+
+def test_relevance_of_one_search_leaves_nothing_behind_for_the_next(vault: VaultService) -> None:
+    """Relevance is matched in a scratch table each thread keeps: the page one search put
+    there is gone before the next search's page, so a note changed since counts as it is."""
+    memory = vault.create("Kafka retention", "Kafka keeps orders for seven days.")
+    first = {hit.title: hit.relevance for hit in vault.search("kafka orders").results}
+    vault.update(memory.id, title="Kafka brokers", edit=BodyEdit(content="Three brokers.\n"))
+    again = {hit.title: hit.relevance for hit in vault.search("kafka orders").results}
+    assert first == {"Kafka retention": 1.0}
+    assert again == {"Kafka brokers": 0.5}
 
 
 def test_min_relevance_drops_weak_hits_and_counts_what_is_left(vault: VaultService) -> None:

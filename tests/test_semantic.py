@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
 
 from memvault.cli import main
 from memvault.config import Settings
@@ -231,6 +232,24 @@ def test_a_server_embeds_a_new_memory_in_the_background(
             pytest.fail("not found by meaning within 30 s")
 
     asyncio.run(scenario())
+
+
+def test_one_process_of_a_vault_embeds_at_a_time(vault_dir: Path) -> None:
+    """While another memvault process has the vault's turn to embed (the test holds it, as
+    that process would), a server leaves the embedding to it; given the turn, it catches up."""
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    other = FileLock(str(vault_dir / ".memvault" / "embedding.lock"))
+    try:
+        with other:
+            vault.serve_semantic()
+            vault.create(*ROLLBACK)
+            time.sleep(3)
+            assert vault.semantic_status().pending == 1
+        vault.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
+        eventually(lambda: vault.semantic_status().pending == 0, 60)
+        assert titles(vault, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    finally:
+        vault.close()
 
 
 def test_a_killed_embedding_worker_is_replaced(vault_dir: Path) -> None:

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..errors import MemvaultError
 from ..vault import VaultService
 from .connections import AnswerGet, HttpLimits, limited_protocol
+from .single_post import SinglePost
 from .stdio import run_stdio
 from .web import web_app
 
@@ -62,16 +63,18 @@ def security_for(host: str) -> TransportSecuritySettings:
 
 def http_app(server: MCPServer, host: str, token: str | None, vault: VaultService) -> ASGIApp:
     """The streamable HTTP app at /mcp: stateless, JSON responses, so one POST is enough (and
-    a GET is answered at once: there is no event stream to hold open). Every other path is
-    the web page (web.py), behind the same Host checks and token."""
+    a GET is answered at once: there is no event stream to hold open); a POST of one request
+    is answered in its own task (single_post.py). Every other path is the web page (web.py),
+    behind the same Host checks and token."""
     security = security_for(host)
-    app: ASGIApp = server.streamable_http_app(
+    sdk_app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
         transport_security=security,
         host=host,
     )
+    app = SinglePost(sdk_app, server.session_manager)
     mcp = AnswerGet(BearerToken(app, token) if token else app, MCP_PATH)
     return ByPath(mcp, web_app(vault, security, token))
 
