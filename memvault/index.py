@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import clock, resolution
 from .config import QUERY_TIMEOUT
@@ -225,6 +226,18 @@ class Index:
         """The rows of one read statement, on a pooled connection, within the time limit."""
         with self._borrowed("query") as db:
             return db.execute(sql, tuple(params)).fetchall()
+
+    def stream(
+        self, sql: str, params: Iterable[object] = (), size: int = 4096
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of one long read statement in batches of `size` plain tuples, with no time
+        limit: a bulk read memvault makes of its own (every vector, at a server's start),
+        never the whole result in memory at once."""
+        with self._borrowed() as db:
+            cursor = db.execute(sql, tuple(params))
+            cursor.row_factory = None
+            while batch := cursor.fetchmany(size):
+                yield batch
 
     # -- writing ---------------------------------------------------------------------------
 

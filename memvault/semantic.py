@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .vector_store import ChunkRow, VectorStore
-    from .vectors import Near, VectorTable
+    from .vectors import Near, Vectors, VectorTable
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,11 @@ class Semantic:
             self._index.query("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", [self.spec.key])
         )
 
+    def loading(self) -> bool:
+        """Whether a server's background thread is still loading the vectors: until it is
+        done, a search is full-text unless its caller asks for meaning (and waits)."""
+        return self._thread is not None and self._loaded is None
+
     def start(self) -> None:
         """Embed from now on in the background (a server): a thread finds the work and a
         worker process at a lower priority runs the model, so requests keep the server's
@@ -120,8 +125,19 @@ class Semantic:
         self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
     ) -> list[Near]:
         """The notes closest to `text` by their best chunk, among the admitted ones."""
-        embedder, _store, table = self._ready()
-        return table.nearest(embedder.query(text), limit, among, leaving_out)
+        embedder, _store, _table = self._ready()
+        return self.nearest_to(embedder.query(text), limit, among, leaving_out)
+
+    def nearest_to(
+        self,
+        vector: np.ndarray,
+        limit: int,
+        among: Collection[int] | None,
+        leaving_out: Collection[int] = (),
+    ) -> list[Near]:
+        """The notes closest to a vector by their best chunk, among the admitted ones."""
+        _embedder, _store, table = self._ready()
+        return table.nearest(vector, limit, among, leaving_out)
 
     def related(
         self, rowid: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
@@ -132,14 +148,12 @@ class Semantic:
         _embedder, _store, table = self._ready()
         return table.related(rowid, limit, among, leaving_out)
 
-    def nearest_passage(
-        self, title: str, body: str, limit: int, among: Collection[int] | None
-    ) -> list[Near]:
-        """The notes whose best chunk is closest to a memory not yet written, by its first
-        chunk embedded as the notes' chunks are (one short text, one run of the model)."""
-        embedder, _store, table = self._ready()
-        vector = embedder.passages([chunks(title, body, limit=1)[0].text])[0]
-        return table.nearest(vector, limit, among, ())
+    def passage(self, title: str, body: str) -> Vectors:
+        """A memory not yet written, by its first chunk embedded as the notes' chunks are (one
+        short text, one run of the model)."""
+        embedder, _store, _table = self._ready()
+        vector: Vectors = embedder.passages([chunks(title, body, limit=1)[0].text])[0]
+        return vector
 
     def excerpt(self, rowid: int, chunk: int) -> str:
         """The text of a note's chunk, to show as a search hit's snippet; empty when the note
@@ -188,20 +202,21 @@ class Semantic:
         return done
 
     def _ready(self) -> tuple[Embedder, VectorStore, VectorTable]:
-        """The model and the vectors the index holds, loaded once (about a second at 100k)."""
+        """The model and the vectors the index holds, loaded once: in one read of the index
+        (a server loads them in its background thread, while full-text search answers)."""
         if self.spec is None:
             raise Unavailable(self.reason)
         with self._lock:
             if self._loaded is None:
                 from .vector_store import VectorStore
-                from .vectors import VectorTable
+                from .vectors import ROOM, VectorTable
 
                 embedder = Embedder(self.spec)
                 store = VectorStore(self._index, self.spec.key)
                 table = VectorTable(embedder.dimensions)
-                for rowid, note_hash, vectors in store.every_vector():
-                    table.put(rowid, vectors)
-                    self._known[rowid] = note_hash
+                stored = store.every_vector(embedder.dimensions, ROOM)
+                table.load(stored.notes, stored.matrix)
+                self._known.update(stored.hashes)
                 self._loaded = (embedder, store, table)
             return self._loaded
 

@@ -8,9 +8,11 @@ import asyncio
 import json
 import multiprocessing
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -125,6 +127,51 @@ def test_vectors_follow_content_through_a_reindex_and_a_copied_vault(
         assert titles(copied, PARAPHRASE)[0] == ROLLBACK[0]
     finally:
         copied.close()
+
+
+def test_a_reopened_vault_loads_its_vectors_in_one_read_and_ranks_as_before(
+    notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors a process built note by note, and the same vectors read back at once from
+    the index by another (one statement, however many notes), rank alike."""
+    notes.embed()
+    notes.create("Deploy freeze", "No deploys on Fridays after noon.", category="ops")
+    notes.embed()
+
+    def ranked(vault: VaultService) -> list[tuple[str, float]]:
+        hits = vault.search(PARAPHRASE, 10, mode="semantic").results
+        return [(hit.title, round(hit.relevance, 4)) for hit in hits]
+
+    def alike(vault: VaultService) -> list[str]:
+        return [hit.title for hit in vault.similar(ROLLBACK[0]).results]
+
+    statements: list[str] = []
+    real = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = real(*args, **kwargs)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        assert ranked(again) == ranked(notes)
+        assert alike(again) == alike(notes)
+        assert again.semantic_status().embedded == 5
+    finally:
+        again.close()
+    reads = [sql for sql in statements if "vector" in sql and "embeddings" in sql]
+    assert len(reads) == 1, reads
+
+
+def test_a_server_asked_for_meaning_waits_for_its_vectors_to_load(notes: VaultService) -> None:
+    """A server loads the vectors in the background (full-text answers meanwhile); a search
+    that asks for meaning waits for them rather than answering without."""
+    notes.embed()
+    notes.serve_semantic()
+    assert titles(notes, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    assert titles(notes, PARAPHRASE)[0] == ROLLBACK[0]  # hybrid once loaded
 
 
 def test_another_model_embeds_again(notes: VaultService, vault_dir: Path, tmp_path: Path) -> None:
