@@ -27,8 +27,11 @@ _HOLE = -1
 # server's start loads it with this room, so a note embedded later seldom copies the matrix.
 ROOM = 1 / 8
 # A filter letting through more than this share of the rows gets the full product (one pass
-# over the matrix, no copy), fewer get only their rows gathered and multiplied.
-GATHER_SHARE = 0.5
+# over the matrix), fewer get only their rows gathered and multiplied, a block at a time (so a
+# block is multiplied while it is in the cache): measured at 284k rows, gathering a fifth of
+# them cost 0.55 of the full product, and a half 1.3 times it.
+GATHER_SHARE = 0.3
+GATHER_BLOCK = 4096
 
 
 @dataclass(frozen=True)
@@ -80,12 +83,7 @@ class VectorTable:
         seqs = np.zeros(len(matrix), dtype=np.int32)
         seqs[:size] = np.arange(size) - np.repeat(starts, counts)
         weights = np.zeros(len(matrix), dtype=np.float32)
-        for first in range(0, len(starts), 8192):  # a block of notes' means at a time
-            part, lengths = starts[first : first + 8192], counts[first : first + 8192]
-            span = slice(int(part[0]), int(part[-1] + lengths[-1]))
-            means = np.add.reduceat(matrix[span], part - part[0], axis=0) / lengths[:, None]
-            norms = np.maximum(np.linalg.norm(means, axis=1), 1e-12)
-            weights[span] = np.repeat(1.0 / lengths / norms, lengths)
+        weights[:size] = _mean_weights(matrix[:size], seqs[:size], starts, counts)
         rows = {
             int(notes[start]): list(range(start, start + count))
             for start, count in zip(starts.tolist(), counts.tolist(), strict=True)
@@ -205,7 +203,10 @@ def _product(matrix: Vectors, rows: npt.NDArray[np.intp], query: Vectors) -> Vec
     of it)."""
     if len(rows) > GATHER_SHARE * len(matrix):
         return (matrix @ query)[rows]
-    return matrix[rows] @ query
+    scores = np.empty(len(rows), dtype=np.float32)
+    for start in range(0, len(rows), GATHER_BLOCK):
+        scores[start : start + GATHER_BLOCK] = matrix[rows[start : start + GATHER_BLOCK]] @ query
+    return scores
 
 
 def _best_notes(
@@ -230,6 +231,33 @@ def _best_notes(
             if len(best) == limit:
                 break
     return list(best.values())
+
+
+def _mean_weights(
+    matrix: Vectors,
+    seqs: npt.NDArray[np.int32],
+    starts: npt.NDArray[np.intp],
+    counts: npt.NDArray[np.intp],
+) -> Vectors:
+    """`_mean_weight` of every note at once, for each of its rows (a note's rows together, at
+    `starts`): a block of notes at a time, their sums made chunk position by chunk position
+    (a loop over notes cost 0.8 s at 100k notes; numpy's reduceat over rows, more)."""
+    weights = np.zeros(len(matrix), dtype=np.float32)
+    for first in range(0, len(starts), 8192):
+        part, lengths = starts[first : first + 8192], counts[first : first + 8192]
+        low, high = int(part[0]), int(part[-1] + lengths[-1])
+        owner = np.repeat(np.arange(len(part)), lengths)
+        position = seqs[low:high]
+        order = np.argsort(position, kind="stable")
+        bounds = np.searchsorted(position[order], np.arange(int(position.max()) + 2))
+        sums = np.zeros((len(part), matrix.shape[1]), dtype=np.float32)
+        block = matrix[low:high]
+        for seq in range(len(bounds) - 1):
+            chosen = order[bounds[seq] : bounds[seq + 1]]
+            sums[owner[chosen]] += block[chosen]
+        norms = np.maximum(np.linalg.norm(sums / lengths[:, None], axis=1), 1e-12)
+        weights[low:high] = np.repeat(1.0 / lengths / norms, lengths)
+    return weights
 
 
 def _mean_weight(vectors: Vectors) -> float:
