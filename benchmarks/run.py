@@ -484,7 +484,8 @@ def bench_semantic(b: Bench, asked: list[Query], reindex_seconds: float) -> list
             else "",
             note=f"{first.chunks:,} chunks of {first.notes:,} notes, "
             f"{first.chunks_per_second:.1f} chunks/s, peak RSS {first.peak_mb:.0f} MB; "
-            f"run when cached, {first.made}",
+            f"run when cached, {first.made}"
+            + (" (resumed: the last run's time only)" if first.resumed else ""),
         )
     ]
     rows += bench_with_vectors(b, embedded, reindex_seconds)

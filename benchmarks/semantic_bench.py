@@ -45,6 +45,7 @@ class FirstEmbedding:
     notes: int
     peak_mb: float
     made: str  # when (UTC), since a cached index reports the figures of the run that made it
+    resumed: bool = False  # a run stopped midway went on: the time is the last run's only
 
     @property
     def chunks_per_second(self) -> float:
@@ -73,8 +74,10 @@ def embedded_index(
         log(f"[{size}] first embedding of {size:,} notes (cached for later runs)")
         shutil.rmtree(folder, ignore_errors=True)
         partial = folder.with_name(folder.name + ".partial")
+        resumed = (partial / "index.sqlite3").is_file()
         partial.mkdir(parents=True, exist_ok=True)
         first = first_embedding(vault, partial / "index.sqlite3")
+        first.resumed = resumed
         (partial / "first-embedding.json").write_text(json.dumps(asdict(first), indent=2))
         partial.rename(folder)
     shutil.copyfile(folder / "index.sqlite3", index)

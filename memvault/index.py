@@ -62,8 +62,10 @@ from .search_sql import (
     SORTS,
     SearchPlan,
     Statement,
+    admitted_sql,
     count_sql,
     filter_sql,
+    left_out_sql,
     matches_sql,
     page_held_sql,
     search_plan,
@@ -541,15 +543,12 @@ class Index:
         leaves out the archived and expired few instead of naming every other note."""
         now = clock.now_iso()
         if where == Filter():
-            rows = self.query(
-                f"SELECT rowid FROM notes WHERE {ARCHIVED} OR expires_at <= ?"
-                " OR superseded_by IS NOT NULL",
-                [now],
-            )
-            return None, {int(r[0]) for r in rows}
-        conditions, params = filter_sql(where, now)
-        rows = self.query(f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params)
-        return {int(r[0]) for r in rows}, set()
+            return None, {int(r[0]) for r in self.query(*left_out_sql(now))}
+        statement = admitted_sql(where, now)
+        if statement is None:
+            conditions, params = filter_sql(where, now)
+            statement = f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params
+        return {int(r[0]) for r in self.query(*statement)}, set()
 
     def _ranked(self, statement: Statement) -> list[Match]:
         return [

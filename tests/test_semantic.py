@@ -101,6 +101,39 @@ def test_filters_apply_to_the_semantic_side(notes: VaultService) -> None:
     }
 
 
+def test_the_semantic_side_covers_exactly_the_notes_a_filter_lists(notes: VaultService) -> None:
+    """The semantic side finds a filter's notes by its facet terms in the full-text index,
+    where a listing reads the notes table: the same notes either way, for every kind of
+    filter (and the default one, which leaves out archived, superseded and expired notes)."""
+    notes.create("Db failover", "Promote the replica.", tags=["ops/db"], scope="shop")
+    notes.create(
+        "Db backups", "Nightly dumps to the bucket.", tags=["ops"], properties={"status": "done"}
+    )
+    old = notes.create("Old runbook", "Restart everything by hand.", category="ops")
+    notes.create(
+        "New runbook", "Restart the one failing service.", category="ops", supersedes=old.id
+    )
+    notes.create("Gone soon", "A memory past its expiry date.", expires_at="2001-01-01T00:00:00Z")
+    notes.archive("Office plants")
+    notes.embed()
+    for where in (
+        Filter(),
+        Filter(category="ops"),
+        Filter(category=("ops", "office")),
+        Filter(tags=("ops",)),
+        Filter(tags=("ops/db",)),
+        Filter(scope="shop"),
+        Filter(scope="shop", only_scope=True),
+        Filter(archived=True),
+        Filter(archived=None),
+        Filter(where=(("status", "done"),)),
+        Filter(category="ops", include_superseded=True),
+        Filter(since="1d"),
+    ):
+        listed = {row.title for row in notes.list_memories(where, limit=100)[0]}
+        assert set(titles(notes, PARAPHRASE, mode="semantic", where=where)) == listed, where
+
+
 def test_an_edit_is_embedded_again_and_a_delete_leaves_no_vector(notes: VaultService) -> None:
     notes.embed()
     notes.update(
