@@ -12,7 +12,7 @@ from .semantic import Semantic
 from .similar import key_words
 
 if TYPE_CHECKING:
-    from .vectors import Vectors
+    from .vectors import Near
 
 # A new memory whose first chunk is at least this close (cosine) to an existing note's best
 # chunk says the same thing in other words: measured on benchmarks/quality/duplicates.json
@@ -41,20 +41,17 @@ def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where:
     return Related(memory.id, "words", [h for h in page.results if h.id != memory.id][:limit])
 
 
-def meaning(semantic: Semantic, title: str, content: str) -> Vectors | None:
-    """What the duplicate guard compares a new short memory by: its first chunk's vector, or
-    None for a memory over SHORT_WORDS words, or when the vault has no vectors (the model is
-    off or nothing is embedded). A write computes it before it takes the vault lock, so the
-    model's run never holds up other writers."""
+def twins(semantic: Semantic, title: str, content: str) -> list[Near]:
+    """The notes a new short memory's first chunk is SAME_MEANING close to, nearest first;
+    none for a memory over SHORT_WORDS words, or when the vault has no vectors (the model is
+    off or nothing is embedded). A write looks for them before it takes the vault lock, so
+    neither the model's run nor the product over every vector holds up other writers."""
     if len(f"{title} {content}".split()) > SHORT_WORDS or not semantic.has_vectors():
-        return None
-    return semantic.passage(title, content)
-
-
-def reworded(index: Index, semantic: Semantic, vector: Vectors | None) -> list[SearchHit]:
-    """The notes a new memory's `meaning` is SAME_MEANING close to, nearest first (relevance:
-    the cosine); none without one."""
-    if vector is None:
         return []
-    near = [n for n in semantic.nearest_to(vector, NEAREST, None) if n.score >= SAME_MEANING]
-    return index.hits([Match(n.note, -n.score, "", n.score) for n in near], "")
+    vector = semantic.passage(title, content)
+    return [n for n in semantic.nearest_to(vector, NEAREST, None) if n.score >= SAME_MEANING]
+
+
+def reworded(index: Index, twins: list[Near]) -> list[SearchHit]:
+    """The notes `twins` found, as hits (relevance: the cosine), those still indexed."""
+    return index.hits([Match(n.note, -n.score, "", n.score) for n in twins], "")

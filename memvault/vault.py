@@ -85,7 +85,7 @@ from .words import command, param, parts
 from .writer import Rewrite, Writer, retrying
 
 if TYPE_CHECKING:
-    from .vectors import Vectors
+    from .vectors import Near
 
 log = logging.getLogger(__name__)
 
@@ -414,12 +414,12 @@ class VaultService:
         if agent:
             fields["created_by"] = agent  # updated_by too: the writer stamps a change by one
         fields.update(extra)
-        # The model runs before the vault lock is taken: under it, only the table lookup.
-        meaning = None if allow_duplicate else related.meaning(self._semantic, title, content)
+        # Looked for by meaning before the vault lock is taken: no writer waits for the model.
+        twins = [] if allow_duplicate else related.twins(self._semantic, title, content)
         with self._writing(agent):
             old = None if supersedes is None else self.locate(supersedes)
             if not allow_duplicate:
-                self._refuse_duplicate(title, content, scope, old, meaning)
+                self._refuse_duplicate(title, content, scope, old, twins)
             if old is not None:
                 fields["supersedes"] = property_link(old)
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
@@ -582,11 +582,11 @@ class VaultService:
         content: str,
         scope: str | None,
         replacing: str | None = None,
-        meaning: Vectors | None = None,
+        twins: list[Near] | None = None,
     ) -> None:
-        """Duplicate if a memory of this scope has this title, near-identical content, or the
-        same `meaning` in other words (related.py), except the memory at `replacing` for the
-        last (a new memory superseding it may say the same)."""
+        """Duplicate if a memory of this scope has this title, near-identical content, or is
+        one of the `twins` saying the same in other words (related.py), except the memory at
+        `replacing` for the last (a new memory superseding it may say the same)."""
         self._refuse_title(title, scope)
         words = similar.longest_words(content, DUPLICATE_WORDS)
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
@@ -606,7 +606,7 @@ class VaultService:
                     ),
                     other.id,
                 )
-        for hit in related.reworded(self._index, self._semantic, meaning):
+        for hit in related.reworded(self._index, twins or []):
             if _same_scope(hit.scope, scope) and hit.path != replacing:
                 raise Duplicate(
                     f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "

@@ -9,6 +9,7 @@ import fcntl
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from memvault.embedding import Embedder
 from memvault.errors import Duplicate, NotFound
 from memvault.records import Filter
 from memvault.vault import VaultService
+from memvault.vectors import Near, VectorTable
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, text_of, tool_error
@@ -116,24 +118,30 @@ def vault_locked(vault_dir: Path) -> bool:
 def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
     embedded: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The duplicate guard's embedding of a new memory runs before the write takes the vault
-    lock, so other writers never wait for the model; only the lookup runs under the lock."""
+    """The duplicate guard embeds a new memory and looks for its twins among the vectors
+    before the write takes the vault lock, so other writers never wait for either; the
+    refusal itself comes under the lock."""
     first = embedded.create(*GOTCHA, category="gotcha")
     embedded.embed()
-    held: list[bool] = []
-    real = Embedder.passages
+    held: list[tuple[str, bool]] = []
+    embed, nearest = Embedder.passages, VectorTable.nearest
 
-    def watched(self: Embedder, texts: Sequence[str]) -> np.ndarray:
-        held.append(vault_locked(vault_dir))
-        return real(self, texts)
+    def embedding(self: Embedder, texts: Sequence[str]) -> np.ndarray:
+        held.append(("model", vault_locked(vault_dir)))
+        return embed(self, texts)
 
-    monkeypatch.setattr(Embedder, "passages", watched)
+    def looking(self: VectorTable, *args: Any) -> list[Near]:
+        held.append(("lookup", vault_locked(vault_dir)))
+        return nearest(self, *args)
+
+    monkeypatch.setattr(Embedder, "passages", embedding)
+    monkeypatch.setattr(VectorTable, "nearest", looking)
     with pytest.raises(Duplicate) as refused:
         embedded.write(*REWORDED, category="gotcha")
     assert refused.value.existing_id == first.id
     with pytest.raises(Duplicate):
         embedded.create(*REWORDED, category="gotcha")
-    assert held == [False, False]
+    assert held == [("model", False), ("lookup", False)] * 2
 
 
 def test_a_reworded_memory_that_supersedes_the_old_one_is_kept(embedded: VaultService) -> None:
