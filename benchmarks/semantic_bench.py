@@ -165,7 +165,7 @@ async def found_by_meaning_times(
             }
             while True:
                 result = mcp_bench.checked(await session.call_tool("search_mem", query))
-                hits = (result.structuredContent or {}).get("results", [])
+                hits = (result.structured_content or {}).get("results", [])
                 if hits and hits[0]["title"] == arguments["title"]:
                     break
                 if time.perf_counter() - written > FOUND_TIMEOUT:
