@@ -235,8 +235,7 @@ class Index:
         """The rows of one long read statement in batches of `size` plain tuples, with no time
         limit: a bulk read memvault makes of its own (every vector, at a server's start),
         never the whole result in memory at once."""
-        with self._borrowed() as db:
-            cursor = db.execute(sql, tuple(params))
+        with self._borrowed() as db, closing(db.execute(sql, tuple(params))) as cursor:
             cursor.row_factory = None
             while batch := cursor.fetchmany(size):
                 yield batch
