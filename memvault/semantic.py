@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from . import workers
 from .chunks import Chunk, chunks
+from .document import split_document
 from .embedding import BATCH, Embedder, ModelSpec, Unavailable, embed_passages, find_model
 from .errors import MemvaultError
 from .index import Index
@@ -164,10 +165,10 @@ class Semantic:
         if found is None or chunk >= len(rows):
             return ""
         try:
-            memory, _doc = self._store.read(found[0])
+            body = split_document(self._store.read_text(found[0])).body
         except MemvaultError:
             return ""
-        return memory.body[rows[chunk].start : rows[chunk].end].strip()
+        return body[rows[chunk].start : rows[chunk].end].strip()
 
     def status(self) -> SemanticStatus:
         """Whether semantic search is on, with which model, and how far its embedding is."""
