@@ -171,20 +171,30 @@ class Semantic:
         return body[rows[chunk].start : rows[chunk].end].strip()
 
     def status(self) -> SemanticStatus:
-        """Whether semantic search is on, with which model, and how far its embedding is."""
+        """Whether semantic search is on, with which model, and how far its embedding is
+        (counted in the index, unless this process holds the vectors already)."""
         if self.spec is None:
             return SemanticStatus(False, None, self.reason, 0, 0)
-        _embedder, store, table = self._ready()
-        return SemanticStatus(True, self.spec.key, "", len(table), len(store.notes()) - len(table))
+        store = self._vector_store
+        embedded = len(self._loaded[2]) if self._loaded else len(store.embedded())
+        return SemanticStatus(True, self.spec.key, "", embedded, len(store.notes()) - embedded)
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
-        done; returns how many notes were embedded (fewer when stopped)."""
-        embedder, store, table = self._ready()
+        done; returns how many notes were embedded (fewer when stopped). A server keeps its
+        vectors in memory in step; `memvault embed` never loads them (436 MB at 100k notes)."""
+        table: VectorTable | None = None
+        if self._thread is None and self._loaded is None:
+            embedder, store = self._embedder, self._vector_store
+            with self._lock:
+                self._known = store.embedded()
+        else:
+            embedder, store, table = self._ready()
         notes = store.notes()
         with self._lock:
             for rowid in [r for r in self._known if r not in notes]:
-                table.remove(rowid)
+                if table is not None:
+                    table.remove(rowid)
                 del self._known[rowid]
             todo = [r for r, h in notes.items() if self._known.get(r) != h]
         done = 0
@@ -202,6 +212,22 @@ class Semantic:
                     progress(position, len(todo))
         return done
 
+    @cached_property
+    def _embedder(self) -> Embedder:
+        """The model, ready to run (made at its first need)."""
+        if self.spec is None:
+            raise Unavailable(self.reason)
+        return Embedder(self.spec)
+
+    @cached_property
+    def _vector_store(self) -> VectorStore:
+        """The index's tables of chunks and vectors for this model."""
+        from .vector_store import VectorStore
+
+        if self.spec is None:
+            raise Unavailable(self.reason)
+        return VectorStore(self._index, self.spec.key)
+
     def _ready(self) -> tuple[Embedder, VectorStore, VectorTable]:
         """The model and the vectors the index holds, loaded once: in one read of the index
         (a server loads them in its background thread, while full-text search answers)."""
@@ -209,11 +235,9 @@ class Semantic:
             raise Unavailable(self.reason)
         with self._lock:
             if self._loaded is None:
-                from .vector_store import VectorStore
                 from .vectors import ROOM, VectorTable
 
-                embedder = Embedder(self.spec)
-                store = VectorStore(self._index, self.spec.key)
+                embedder, store = self._embedder, self._vector_store
                 table = VectorTable(embedder.dimensions)
                 stored = store.every_vector(embedder.dimensions, ROOM)
                 table.load(stored.notes, stored.matrix)
@@ -246,9 +270,14 @@ class Semantic:
         return pending
 
     def _finish(
-        self, embedder: Embedder, store: VectorStore, table: VectorTable, batch: list[_Pending]
+        self,
+        embedder: Embedder,
+        store: VectorStore,
+        table: VectorTable | None,
+        batch: list[_Pending],
     ) -> int:
-        """Embed a batch's missing texts in one run of the model, save and publish them."""
+        """Embed a batch's missing texts in one run of the model, save them, and publish them
+        to the vectors in memory when this process holds them."""
         import numpy as np
 
         texts = [(p, h, t) for p in batch for h, t in p.texts.items()]
@@ -261,7 +290,9 @@ class Semantic:
                 pending.note_hash, pending.rows, {h: pending.vectors[h] for h in pending.texts}
             )
             with self._lock:
-                table.put(pending.rowid, np.stack([pending.vectors[r.hash] for r in pending.rows]))
+                if table is not None:
+                    vectors = np.stack([pending.vectors[r.hash] for r in pending.rows])
+                    table.put(pending.rowid, vectors)
                 self._known[pending.rowid] = pending.note_hash
         return len(batch)
 

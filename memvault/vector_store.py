@@ -53,6 +53,17 @@ class VectorStore:
         """Every note's rowid and content hash: what the vectors in memory must follow."""
         return {int(r[0]): str(r[1]) for r in self._index.query("SELECT rowid, hash FROM notes")}
 
+    def embedded(self) -> dict[int, str]:
+        """Every note whose chunks all have this model's vectors, with its content hash, found
+        without reading a vector: what `memvault embed` and its count need to know."""
+        rows = self._index.query(
+            "SELECT n.rowid, n.hash FROM notes n JOIN chunk_maps c ON c.note_hash = n.hash"
+            " LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.chunk_hash"
+            " GROUP BY n.rowid HAVING count(e.hash) = count(*)",
+            [self.model],
+        )
+        return {int(r[0]): str(r[1]) for r in rows}
+
     def note_path(self, rowid: int) -> tuple[str, str] | None:
         """The path and content hash of a note, None once it is gone."""
         rows = self._index.query("SELECT path, hash FROM notes WHERE rowid = ?", [rowid])

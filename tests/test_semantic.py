@@ -198,6 +198,36 @@ def test_a_reopened_vault_loads_its_vectors_in_one_read_and_ranks_as_before(
     assert len(reads) == 1, reads
 
 
+def test_embedding_from_the_shell_never_loads_every_vector(
+    notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memvault embed` (and its count) read which notes have vectors, never the vectors
+    themselves: at 100k notes those are 436 MB a server holds, not a first embedding."""
+    notes.embed()
+    statements: list[str] = []
+    real = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = real(*args, **kwargs)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        freeze = "Deploy freeze", "No deploys on Fridays after noon."
+        again.create(*freeze, category="ops", allow_duplicate=True)  # no guard: no lookup
+        assert again.embed() == 1
+        status = again.semantic_status()
+        assert (status.embedded, status.pending) == (5, 0)
+        assert not [sql for sql in statements if "e.vector" in sql]
+        assert titles(again, "may we ship code on friday afternoon", mode="semantic")[0] == (
+            "Deploy freeze"
+        )
+    finally:
+        again.close()
+
+
 def test_a_server_asked_for_meaning_waits_for_its_vectors_to_load(notes: VaultService) -> None:
     """A server loads the vectors in the background (full-text answers meanwhile); a search
     that asks for meaning waits for them rather than answering without."""
