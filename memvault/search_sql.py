@@ -70,8 +70,8 @@ def search_plan(text: str, where: Filter) -> SearchPlan | None:
 def admitted_sql(where: Filter, now: str) -> Statement | None:
     """The rowids of the notes a filter lets through, found by its facet terms in the
     full-text index (a seek of each term's list of notes, where conditions on `notes` read
-    every note: 50 ms a search at 10k notes); None for a filter without a term a note must
-    match (NOT alone is no FTS5 query)."""
+    every note: 6 ms of CPU a search at 10k notes, 0.7 ms so); None for a filter without a
+    term a note must match (NOT alone is no FTS5 query)."""
     required, excluded = _terms(where)
     if not required:
         return None
