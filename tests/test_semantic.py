@@ -162,6 +162,23 @@ def test_vectors_follow_content_through_a_reindex_and_a_copied_vault(
         copied.close()
 
 
+def traced_vault(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[VaultService, list[str]]:
+    """Another service on the vault, and the SQL statements its connections run (any new
+    connection's, from now on)."""
+    statements: list[str] = []
+    real = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = real(*args, **kwargs)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    return VaultService.open(Settings(vault=vault_dir, embed_model=None)), statements
+
+
 def test_a_reopened_vault_loads_its_vectors_in_one_read_and_ranks_as_before(
     notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -178,23 +195,14 @@ def test_a_reopened_vault_loads_its_vectors_in_one_read_and_ranks_as_before(
     def alike(vault: VaultService) -> list[str]:
         return [hit.title for hit in vault.similar(ROLLBACK[0]).results]
 
-    statements: list[str] = []
-    real = sqlite3.connect
-
-    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        db = real(*args, **kwargs)
-        db.set_trace_callback(statements.append)
-        return db
-
-    monkeypatch.setattr(sqlite3, "connect", traced)
-    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    again, statements = traced_vault(vault_dir, monkeypatch)
     try:
         assert ranked(again) == ranked(notes)
         assert alike(again) == alike(notes)
         assert again.semantic_status().embedded == 5
     finally:
         again.close()
-    reads = [sql for sql in statements if "vector" in sql and "embeddings" in sql]
+    reads = [sql for sql in statements if "e.vector" in sql]
     assert len(reads) == 1, reads
 
 
@@ -204,16 +212,7 @@ def test_embedding_from_the_shell_never_loads_every_vector(
     """`memvault embed` (and its count) read which notes have vectors, never the vectors
     themselves: at 100k notes those are 436 MB a server holds, not a first embedding."""
     notes.embed()
-    statements: list[str] = []
-    real = sqlite3.connect
-
-    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        db = real(*args, **kwargs)
-        db.set_trace_callback(statements.append)
-        return db
-
-    monkeypatch.setattr(sqlite3, "connect", traced)
-    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    again, statements = traced_vault(vault_dir, monkeypatch)
     try:
         freeze = "Deploy freeze", "No deploys on Fridays after noon."
         again.create(*freeze, category="ops", allow_duplicate=True)  # no guard: no lookup
