@@ -29,6 +29,7 @@ import floor
 import huge_note
 import mcp_bench
 import mixed
+import semantic_bench
 import web_bench
 from gen_vault import generate
 from mcp import StdioServerParameters
@@ -36,6 +37,7 @@ from measure import MEMVAULT, ProcessRun, machine, median, percentile, run_proce
 from workload import MemoryMaker, Query, edit_bodies, note_files, queries
 
 from memvault.config import Settings
+from memvault.embedding import OFF
 from memvault.records import Filter
 from memvault.vault import VaultService
 
@@ -58,6 +60,14 @@ MIXED_FROM = 10_000
 MIXED_CALLS_PER_S = 5 * 71
 # The web page's targets (first interactive, search as you type) are set at 10k notes.
 WEB_TARGETS_AT = 10_000
+# Semantic search (issue 14): the first embedding's targets are set at 100k notes; the rows
+# with vectors present run at every size on an index of the same vault with every note
+# embedded (semantic_bench.py), the other rows with the model off (the full-text product).
+FIRST_EMBEDDING_AT = 100_000
+FIRST_EMBEDDING_SECONDS = 25 * 60
+FIRST_EMBEDDING_MB = 500
+WITH_VECTORS_RATIO = 1.10
+FOUND_BY_MEANING = 20
 
 
 @dataclass
@@ -453,8 +463,145 @@ def bench_web(b: Bench, asked: list[Query]) -> list[Row]:
     ]
 
 
+def bench_semantic(b: Bench, asked: list[Query], reindex_seconds: float) -> list[Row]:
+    """Semantic search's rows, on an index of this vault with every note embedded (made once
+    per size, seed and model, then copied from the cache), with the model on."""
+    embedded = b.index.with_name("embedded.sqlite3")
+    first = semantic_bench.embedded_index(CACHE, b.size, b.seed, b.vault, embedded, log)
+    on = semantic_bench.model_on()
+    applies = b.size >= FIRST_EMBEDDING_AT
+    rows = [
+        Row(
+            "first embedding (memvault embed)",
+            b.size,
+            "s",
+            first.seconds,
+            target=f"≤ {FIRST_EMBEDDING_SECONDS // 60} min, RSS ≤ {FIRST_EMBEDDING_MB} MB"
+            + ("" if applies else " (at 100k)"),
+            result=verdict(
+                first.seconds <= FIRST_EMBEDDING_SECONDS and first.peak_mb <= FIRST_EMBEDDING_MB
+            )
+            if applies
+            else "",
+            note=f"{first.chunks:,} chunks of {first.notes:,} notes, "
+            f"{first.chunks_per_second:.1f} chunks/s, peak RSS {first.peak_mb:.0f} MB; "
+            f"run when cached, {first.made}"
+            + (" (resumed: the last run's time only)" if first.resumed else ""),
+        )
+    ]
+    rows += bench_with_vectors(b, embedded, reindex_seconds)
+    params = semantic_bench.stdio(b.vault, embedded)
+    rows += start_rows(b, params, asked[0])
+    log(f"[{b.size}] search_mem hybrid over stdio x{len(asked)}")
+    calls = [{**q.arguments(), "mode": "hybrid"} for q in asked]
+    times = asyncio.run(mcp_bench.call_times(params, "search_mem", calls, b.errlog))
+    rows.append(latency_row("search_mem hybrid via MCP stdio, filtered", b.size, times, 15, 40))
+    memories = semantic_bench.ShortMemories(b.seed)
+    for long in (False, True):
+        kind = "long (4 paragraphs)" if long else "short (30-55 words)"
+        log(f"[{b.size}] write_mem with the model on, {kind}, x{WRITES}")
+        calls = [memories.arguments(long) for _ in range(WRITES + 3)]
+        times = asyncio.run(mcp_bench.call_times(params, "write_mem", calls, b.errlog))
+        rows.append(
+            latency_row(f"write_mem via MCP stdio, model on, {kind}", b.size, times, 15, None)
+        )
+    log(f"[{b.size}] embedding the memories written so far (untimed)")
+    # The new memory is then the server's only work: the time is its own embedding's.
+    run_process([MEMVAULT, *mcp_bench.base_args(b.vault, embedded), "embed"], env=on)
+    log(f"[{b.size}] write_mem, then search_mem by meaning until found, x{FOUND_BY_MEANING}")
+    calls = [memories.arguments(False) for _ in range(FOUND_BY_MEANING)]
+    times = asyncio.run(semantic_bench.found_by_meaning_times(params, calls, b.errlog))
+    found = latency_row("write_mem to found by meaning (stdio)", b.size, times, 2000, 2000)
+    found.target = "≤ 2 s"
+    rows.append(found)
+    remove_index(embedded)
+    return rows
+
+
+def bench_with_vectors(b: Bench, embedded: Path, reindex_seconds: float) -> list[Row]:
+    """`memvault reindex` and a no-change sync on the embedded index (model on) against the
+    same on the plain one (model off): vectors present may cost 10 % more, and nothing may
+    be embedded again."""
+    on = semantic_bench.model_on()
+    command = [MEMVAULT, *mcp_bench.base_args(b.vault, embedded)]
+    seconds = []
+    for run in range(b.runs):
+        log(f"[{b.size}] reindex with vectors present {run + 1}/{b.runs}")
+        seconds.append(run_process([*command, "reindex"], env=on).seconds)
+    plain, mine = [], []
+    for run in range(b.runs):
+        log(f"[{b.size}] sync, nothing changed, with and without vectors {run + 1}/{b.runs}")
+        plain.append(run_process(b.memvault("sync")).seconds)
+        mine.append(run_process([*command, "sync"], env=on).seconds)
+    vault = VaultService.open(Settings(vault=b.vault, index_path=embedded, embed_model=None))
+    try:
+        pending = vault.semantic_status().pending
+    finally:
+        vault.close()
+    if pending:
+        raise RuntimeError(f"{pending} notes lost their vectors in a reindex or a sync")
+    rows = []
+    for what, times, floor_value in (
+        ("full reindex, vectors present (CLI)", seconds, reindex_seconds),
+        ("sync, nothing changed, vectors present (CLI)", mine, median(plain)),
+    ):
+        value = median(times)
+        rows.append(
+            Row(
+                what,
+                b.size,
+                "s",
+                value,
+                floor=floor_value,
+                target=f"≤ {WITH_VECTORS_RATIO:g}x without",
+                result=verdict(value <= WITH_VECTORS_RATIO * floor_value),
+                note="the floor column: the same without vectors, model off; nothing re-embedded",
+            )
+        )
+    return rows
+
+
+def start_rows(b: Bench, params: StdioServerParameters, query: Query) -> list[Row]:
+    """Server start with vectors present, to its first answer (full-text while the vectors
+    load; alternating with a start on the plain index, model off, its floor column) and to
+    its first hybrid answer (which waits for them)."""
+    first, plain, hybrid = [], [], []
+    with_mode = query.arguments() | {"mode": "hybrid"}
+    for run in range(b.runs):
+        log(f"[{b.size}] server start with vectors, and without {run + 1}/{b.runs}")
+        plain.append(asyncio.run(mcp_bench.first_answer(b.stdio(), query.arguments(), b.errlog)))
+        first.append(asyncio.run(mcp_bench.first_answer(params, query.arguments(), b.errlog)))
+        hybrid.append(asyncio.run(mcp_bench.first_answer(params, with_mode, b.errlog)))
+    value = median(first)
+    return [
+        Row(
+            "server start to first answer, vectors present",
+            b.size,
+            "s",
+            value,
+            floor=median(plain),
+            target="≤ 2 s",
+            result=verdict(value <= 2.0),
+            note="full-text until the vectors are loaded; floor: the plain index, model off",
+        ),
+        Row(
+            "server start to first hybrid answer (vectors loaded)",
+            b.size,
+            "s",
+            median(hybrid),
+            note="no target: when semantic search is ready",
+        ),
+    ]
+
+
 def bench_size(
-    size: int, runs: int, seed: int, mixed_seconds: float, only_mixed: bool, only_web: bool = False
+    size: int,
+    runs: int,
+    seed: int,
+    mixed_seconds: float,
+    only_mixed: bool,
+    only_web: bool = False,
+    only_semantic: bool = False,
 ) -> list[Row]:
     """Every measurement on one working copy of the vault with `size` notes (or only the
     mixed load, after a reindex)."""
@@ -487,10 +634,14 @@ def bench_size(
             shutil.rmtree(work)
             return rows
         rows = bench_reindex(b)
+        rows += bench_semantic(b, asked, rows[0].median)
+        if only_semantic:
+            shutil.rmtree(work)
+            return rows
         rows.append(bench_start(b, asked[0]))
         rows.append(bench_mcp_search(b, asked))
         rows.append(bench_roundtrip(b))
-        vault = VaultService.open(Settings(vault=b.vault, index_path=b.index))
+        vault = VaultService.open(Settings(vault=b.vault, index_path=b.index, embed_model=OFF))
         try:
             rows += bench_inprocess_search(b, vault, asked)
             rows += bench_sync(b, vault)
@@ -570,16 +721,30 @@ def main(argv: list[str] | None = None) -> None:
         "--only-mixed", action="store_true", help="only the mixed load (at any size)"
     )
     parser.add_argument("--only-web", action="store_true", help="only the web page's rows")
+    parser.add_argument(
+        "--only-semantic",
+        action="store_true",
+        help="only the reindex and semantic search's rows (vectors present)",
+    )
     args = parser.parse_args(argv)
+    # The rows without vectors measure the full-text product: no server embeds meanwhile.
+    os.environ[semantic_bench.MODEL_VARIABLE] = OFF
     about = machine()
     rows = [
         row
         for size in args.sizes
         for row in bench_size(
-            size, args.runs, args.seed, args.mixed_seconds, args.only_mixed, args.only_web
+            size,
+            args.runs,
+            args.seed,
+            args.mixed_seconds,
+            args.only_mixed,
+            args.only_web,
+            args.only_semantic,
         )
     ]
-    rows.append(bench_edit_race())
+    if not args.only_semantic:
+        rows.append(bench_edit_race())
     about["load average (1 min) at end"] = os.getloadavg()[0]
     print(", ".join(f"{k}: {v}" for k, v in about.items()))
     print(table(rows))

@@ -61,6 +61,15 @@ class Document:
 
 def parse_document(text: str) -> Document:
     """Split text into frontmatter and body; broken YAML is reported in `error`, never raised."""
+    doc = split_document(text)
+    if doc.frontmatter is not None:
+        doc.metadata, doc.error = _load_mapping(doc.frontmatter)
+    return doc
+
+
+def split_document(text: str) -> Document:
+    """Split text into frontmatter and body without reading the YAML (no metadata): what a
+    search needs to show a piece of the body."""
     bom = text.startswith(BOM)
     head = BOM if bom else ""
     if bom:
@@ -73,16 +82,13 @@ def parse_document(text: str) -> Document:
     if closing is None:
         error = "frontmatter opened with --- never closes"
         return Document(body=text, head=head, bom=bom, newline=newline, error=error)
-    raw = text[opening.end() : closing.start()]
-    doc = Document(
+    return Document(
         body=text[closing.end() :],
         head=head + text[: closing.end()],
-        frontmatter=raw,
+        frontmatter=text[opening.end() : closing.start()],
         bom=bom,
         newline=newline,
     )
-    doc.metadata, doc.error = _load_mapping(raw)
-    return doc
 
 
 def render_document(doc: Document, updates: dict[str, Any]) -> str:

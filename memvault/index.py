@@ -22,9 +22,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import clock, resolution
 from .config import QUERY_TIMEOUT
@@ -62,8 +63,10 @@ from .search_sql import (
     SORTS,
     SearchPlan,
     Statement,
+    admitted_sql,
     count_sql,
     filter_sql,
+    left_out_sql,
     matches_sql,
     page_held_sql,
     search_plan,
@@ -227,6 +230,17 @@ class Index:
         """The rows of one read statement, on a pooled connection, within the time limit."""
         with self._borrowed("query") as db:
             return db.execute(sql, tuple(params)).fetchall()
+
+    def stream(
+        self, sql: str, params: Iterable[object] = (), size: int = 4096
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of one long read statement in batches of `size` plain tuples, with no time
+        limit: a bulk read memvault makes of its own (every vector, at a server's start),
+        never the whole result in memory at once."""
+        with self._borrowed() as db, closing(db.execute(sql, tuple(params))) as cursor:
+            cursor.row_factory = None
+            while batch := cursor.fetchmany(size):
+                yield batch
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -531,15 +545,12 @@ class Index:
         leaves out the archived and expired few instead of naming every other note."""
         now = clock.now_iso()
         if where == Filter():
-            rows = self.query(
-                f"SELECT rowid FROM notes WHERE {ARCHIVED} OR expires_at <= ?"
-                " OR superseded_by IS NOT NULL",
-                [now],
-            )
-            return None, {int(r[0]) for r in rows}
-        conditions, params = filter_sql(where, now)
-        rows = self.query(f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params)
-        return {int(r[0]) for r in rows}, set()
+            return None, {int(r[0]) for r in self.query(*left_out_sql(now))}
+        statement = admitted_sql(where, now)
+        if statement is None:
+            conditions, params = filter_sql(where, now)
+            statement = f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params
+        return {int(r[0]) for r in self.query(*statement)}, set()
 
     def _ranked(self, statement: Statement) -> list[Match]:
         return [

@@ -3,11 +3,16 @@ guard): by meaning when the vault's notes have vectors, else by the memory's key
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .index import Index, Match
 from .model import Memory
 from .records import Filter, Related, SearchHit
 from .semantic import Semantic
 from .similar import key_words
+
+if TYPE_CHECKING:
+    from .vectors import Near
 
 # A new memory whose first chunk is at least this close (cosine) to an existing note's best
 # chunk says the same thing in other words: measured on benchmarks/quality/duplicates.json
@@ -36,15 +41,17 @@ def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where:
     return Related(memory.id, "words", [h for h in page.results if h.id != memory.id][:limit])
 
 
-def reworded(index: Index, semantic: Semantic, title: str, content: str) -> list[SearchHit]:
-    """The notes a new short memory's text is SAME_MEANING close to, nearest first (relevance:
-    the cosine); none for a memory over SHORT_WORDS words, or when the vault has no vectors
-    (the model is off or nothing is embedded)."""
+def twins(semantic: Semantic, title: str, content: str) -> list[Near]:
+    """The notes a new short memory's first chunk is SAME_MEANING close to, nearest first;
+    none for a memory over SHORT_WORDS words, or when the vault has no vectors (the model is
+    off or nothing is embedded). A write looks for them before it takes the vault lock, so
+    neither the model's run nor the product over every vector holds up other writers."""
     if len(f"{title} {content}".split()) > SHORT_WORDS or not semantic.has_vectors():
         return []
-    near = [
-        n
-        for n in semantic.nearest_passage(title, content, NEAREST, None)
-        if n.score >= SAME_MEANING
-    ]
-    return index.hits([Match(n.note, -n.score, "", n.score) for n in near], "")
+    vector = semantic.passage(title, content)
+    return [n for n in semantic.nearest_to(vector, NEAREST, None) if n.score >= SAME_MEANING]
+
+
+def reworded(index: Index, twins: list[Near]) -> list[SearchHit]:
+    """The notes `twins` found, as hits (relevance: the cosine), those still indexed."""
+    return index.hits([Match(n.note, -n.score, "", n.score) for n in twins], "")

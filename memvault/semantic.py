@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from . import workers
 from .chunks import Chunk, chunks
+from .document import split_document
 from .embedding import BATCH, Embedder, ModelSpec, Unavailable, embed_passages, find_model
 from .errors import MemvaultError
 from .index import Index
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .vector_store import ChunkRow, VectorStore
-    from .vectors import Near, VectorTable
+    from .vectors import Near, Vectors, VectorTable
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,11 @@ class Semantic:
             self._index.query("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", [self.spec.key])
         )
 
+    def loading(self) -> bool:
+        """Whether a server's background thread is still loading the vectors: until it is
+        done, a search is full-text unless its caller asks for meaning (and waits)."""
+        return self._thread is not None and self._loaded is None
+
     def start(self) -> None:
         """Embed from now on in the background (a server): a thread finds the work and a
         worker process at a lower priority runs the model, so requests keep the server's
@@ -120,8 +126,19 @@ class Semantic:
         self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
     ) -> list[Near]:
         """The notes closest to `text` by their best chunk, among the admitted ones."""
-        embedder, _store, table = self._ready()
-        return table.nearest(embedder.query(text), limit, among, leaving_out)
+        embedder, _store, _table = self._ready()
+        return self.nearest_to(embedder.query(text), limit, among, leaving_out)
+
+    def nearest_to(
+        self,
+        vector: np.ndarray,
+        limit: int,
+        among: Collection[int] | None,
+        leaving_out: Collection[int] = (),
+    ) -> list[Near]:
+        """The notes closest to a vector by their best chunk, among the admitted ones."""
+        _embedder, _store, table = self._ready()
+        return table.nearest(vector, limit, among, leaving_out)
 
     def related(
         self, rowid: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
@@ -132,14 +149,12 @@ class Semantic:
         _embedder, _store, table = self._ready()
         return table.related(rowid, limit, among, leaving_out)
 
-    def nearest_passage(
-        self, title: str, body: str, limit: int, among: Collection[int] | None
-    ) -> list[Near]:
-        """The notes whose best chunk is closest to a memory not yet written, by its first
-        chunk embedded as the notes' chunks are (one short text, one run of the model)."""
-        embedder, _store, table = self._ready()
-        vector = embedder.passages([chunks(title, body, limit=1)[0].text])[0]
-        return table.nearest(vector, limit, among, ())
+    def passage(self, title: str, body: str) -> Vectors:
+        """A memory not yet written, by its first chunk embedded as the notes' chunks are (one
+        short text, one run of the model)."""
+        embedder, _store, _table = self._ready()
+        vector: Vectors = embedder.passages([chunks(title, body, limit=1)[0].text])[0]
+        return vector
 
     def excerpt(self, rowid: int, chunk: int) -> str:
         """The text of a note's chunk, to show as a search hit's snippet; empty when the note
@@ -150,26 +165,36 @@ class Semantic:
         if found is None or chunk >= len(rows):
             return ""
         try:
-            memory, _doc = self._store.read(found[0])
+            body = split_document(self._store.read_text(found[0])).body
         except MemvaultError:
             return ""
-        return memory.body[rows[chunk].start : rows[chunk].end].strip()
+        return body[rows[chunk].start : rows[chunk].end].strip()
 
     def status(self) -> SemanticStatus:
-        """Whether semantic search is on, with which model, and how far its embedding is."""
+        """Whether semantic search is on, with which model, and how far its embedding is
+        (counted in the index, unless this process holds the vectors already)."""
         if self.spec is None:
             return SemanticStatus(False, None, self.reason, 0, 0)
-        _embedder, store, table = self._ready()
-        return SemanticStatus(True, self.spec.key, "", len(table), len(store.notes()) - len(table))
+        store = self._vector_store
+        embedded = len(self._loaded[2]) if self._loaded else len(store.embedded())
+        return SemanticStatus(True, self.spec.key, "", embedded, len(store.notes()) - embedded)
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
-        done; returns how many notes were embedded (fewer when stopped)."""
-        embedder, store, table = self._ready()
+        done; returns how many notes were embedded (fewer when stopped). A server keeps its
+        vectors in memory in step; `memvault embed` never loads them (436 MB at 100k notes)."""
+        table: VectorTable | None = None
+        if self._thread is None and self._loaded is None:
+            embedder, store = self._embedder, self._vector_store
+            with self._lock:
+                self._known = store.embedded()
+        else:
+            embedder, store, table = self._ready()
         notes = store.notes()
         with self._lock:
             for rowid in [r for r in self._known if r not in notes]:
-                table.remove(rowid)
+                if table is not None:
+                    table.remove(rowid)
                 del self._known[rowid]
             todo = [r for r, h in notes.items() if self._known.get(r) != h]
         done = 0
@@ -187,21 +212,36 @@ class Semantic:
                     progress(position, len(todo))
         return done
 
+    @cached_property
+    def _embedder(self) -> Embedder:
+        """The model, ready to run (made at its first need)."""
+        if self.spec is None:
+            raise Unavailable(self.reason)
+        return Embedder(self.spec)
+
+    @cached_property
+    def _vector_store(self) -> VectorStore:
+        """The index's tables of chunks and vectors for this model."""
+        from .vector_store import VectorStore
+
+        if self.spec is None:
+            raise Unavailable(self.reason)
+        return VectorStore(self._index, self.spec.key)
+
     def _ready(self) -> tuple[Embedder, VectorStore, VectorTable]:
-        """The model and the vectors the index holds, loaded once (about a second at 100k)."""
+        """The model and the vectors the index holds, loaded once: in one read of the index
+        (a server loads them in its background thread, while full-text search answers)."""
         if self.spec is None:
             raise Unavailable(self.reason)
         with self._lock:
             if self._loaded is None:
-                from .vector_store import VectorStore
-                from .vectors import VectorTable
+                from .vectors import ROOM, VectorTable
 
-                embedder = Embedder(self.spec)
-                store = VectorStore(self._index, self.spec.key)
+                embedder, store = self._embedder, self._vector_store
                 table = VectorTable(embedder.dimensions)
-                for rowid, note_hash, vectors in store.every_vector():
-                    table.put(rowid, vectors)
-                    self._known[rowid] = note_hash
+                stored = store.every_vector(embedder.dimensions, ROOM)
+                table.load(stored.notes, stored.matrix)
+                self._known.update(stored.hashes)
                 self._loaded = (embedder, store, table)
             return self._loaded
 
@@ -230,9 +270,14 @@ class Semantic:
         return pending
 
     def _finish(
-        self, embedder: Embedder, store: VectorStore, table: VectorTable, batch: list[_Pending]
+        self,
+        embedder: Embedder,
+        store: VectorStore,
+        table: VectorTable | None,
+        batch: list[_Pending],
     ) -> int:
-        """Embed a batch's missing texts in one run of the model, save and publish them."""
+        """Embed a batch's missing texts in one run of the model, save them, and publish them
+        to the vectors in memory when this process holds them."""
         import numpy as np
 
         texts = [(p, h, t) for p in batch for h, t in p.texts.items()]
@@ -245,7 +290,9 @@ class Semantic:
                 pending.note_hash, pending.rows, {h: pending.vectors[h] for h in pending.texts}
             )
             with self._lock:
-                table.put(pending.rowid, np.stack([pending.vectors[r.hash] for r in pending.rows]))
+                if table is not None:
+                    vectors = np.stack([pending.vectors[r.hash] for r in pending.rows])
+                    table.put(pending.rowid, vectors)
                 self._known[pending.rowid] = pending.note_hash
         return len(batch)
 

@@ -13,10 +13,10 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import checks, clock, duplicates, indexer, ranking, related, similar, timespec, workers
 from .config import Settings
@@ -83,6 +83,9 @@ from .store import VaultStore, folders_synced_at_end
 from .succession import SuccessionService
 from .words import command, param, parts
 from .writer import Rewrite, Writer, retrying
+
+if TYPE_CHECKING:
+    from .vectors import Near
 
 log = logging.getLogger(__name__)
 
@@ -264,14 +267,16 @@ class VaultService:
         count_use: bool = True,
     ) -> SearchPage:
         """Search by words (`keyword`, bm25), by meaning (`semantic`, the notes whose best chunk
-        is closest), or both fused (`hybrid`, see fusion.py): hybrid when vectors exist unless
-        `mode` says otherwise. `min_relevance` leaves out hits less relevant than that (weighing
-        the best WEIGHED matches), `prefer_recent` breaks near-ties toward newer memories
-        (ranking.py). Each memory returned counts as one use, unless `count_use` is off (a
-        person browsing on the web page, letter by letter, is not a use)."""
+        is closest), or both fused (`hybrid`, see fusion.py): hybrid when vectors exist (and a
+        server has loaded them) unless `mode` says otherwise. `min_relevance` leaves out hits
+        less relevant than that (weighing the best WEIGHED matches), `prefer_recent` breaks
+        near-ties toward newer memories (ranking.py). Each memory returned counts as one use,
+        unless `count_use` is off (a person browsing on the web page, letter by letter, is not
+        a use)."""
         where = _dated(where)
         offset = min(offset, MAX_OFFSET)
-        chosen = mode or ("hybrid" if self._semantic.has_vectors() else "keyword")
+        meaning = self._semantic.has_vectors() and not self._semantic.loading()
+        chosen = mode or ("hybrid" if meaning else "keyword")
         if min_relevance > 0 or prefer_recent:
             depth = max(offset + limit, WEIGHED) if min_relevance > 0 else offset + limit + RECENT
             pool = self._ranked(query, depth, 0, where, chosen)
@@ -412,10 +417,12 @@ class VaultService:
         if agent:
             fields["created_by"] = agent  # updated_by too: the writer stamps a change by one
         fields.update(extra)
+        # Looked for by meaning before the vault lock is taken: no writer waits for the model.
+        twins = [] if allow_duplicate else related.twins(self._semantic, title, content)
         with self._writing(agent):
             old = None if supersedes is None else self.locate(supersedes)
             if not allow_duplicate:
-                self._refuse_duplicate(title, content, scope, old)
+                self._refuse_duplicate(title, content, scope, old, twins)
             if old is not None:
                 fields["supersedes"] = property_link(old)
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
@@ -451,7 +458,9 @@ class VaultService:
         replace = on_exists == "replace"
         if expected_version is not None and not replace:
             raise Invalid("expected_version guards a replace: pass on_exists=replace too")
-        with self._writing(agent):
+        # A replace holds the vault lock from the title's lookup to the write; a new memory
+        # takes it in `create`, after the duplicate guard's run of the model.
+        with self._writing(agent) if replace else nullcontext():
             key = clean_title(title, self.limits), clean_scope(scope)
             path = self._titled(*key) if replace else None
             if path is not None:
@@ -571,11 +580,16 @@ class VaultService:
         return self._succession.of(memory)
 
     def _refuse_duplicate(
-        self, title: str, content: str, scope: str | None, replacing: str | None = None
+        self,
+        title: str,
+        content: str,
+        scope: str | None,
+        replacing: str | None = None,
+        twins: list[Near] | None = None,
     ) -> None:
-        """Duplicate if a memory of this scope has this title, near-identical content, or the
-        same meaning in other words (when the vault has vectors: related.py), except the
-        memory at `replacing` for the last (a new memory superseding it may say the same)."""
+        """Duplicate if a memory of this scope has this title, near-identical content, or is
+        one of the `twins` saying the same in other words (related.py), except the memory at
+        `replacing` for the last (a new memory superseding it may say the same)."""
         self._refuse_title(title, scope)
         words = similar.longest_words(content, DUPLICATE_WORDS)
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
@@ -595,7 +609,7 @@ class VaultService:
                     ),
                     other.id,
                 )
-        for hit in related.reworded(self._index, self._semantic, title, content):
+        for hit in related.reworded(self._index, twins or []):
             if _same_scope(hit.scope, scope) and hit.path != replacing:
                 raise Duplicate(
                     f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "

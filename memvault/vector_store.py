@@ -9,13 +9,16 @@ and the cosine changes in the fourth decimal).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import groupby
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .index import Index
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,17 @@ class ChunkRow:
     end: int
 
 
+@dataclass(frozen=True)
+class StoredVectors:
+    """Every complete note's chunk vectors: `notes` names each row's note (a note's rows
+    together, in chunk order), `hashes` each note's content hash, and `matrix` holds the rows
+    first and spare rows after them."""
+
+    notes: npt.NDArray[np.int64]
+    hashes: dict[int, str]
+    matrix: npt.NDArray[np.float32]
+
+
 class VectorStore:
     """The semantic tables of one index."""
 
@@ -38,6 +52,17 @@ class VectorStore:
     def notes(self) -> dict[int, str]:
         """Every note's rowid and content hash: what the vectors in memory must follow."""
         return {int(r[0]): str(r[1]) for r in self._index.query("SELECT rowid, hash FROM notes")}
+
+    def embedded(self) -> dict[int, str]:
+        """Every note whose chunks all have this model's vectors, with its content hash, found
+        without reading a vector: what `memvault embed` and its count need to know."""
+        rows = self._index.query(
+            "SELECT n.rowid, n.hash FROM notes n JOIN chunk_maps c ON c.note_hash = n.hash"
+            " LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.chunk_hash"
+            " GROUP BY n.rowid HAVING count(e.hash) = count(*)",
+            [self.model],
+        )
+        return {int(r[0]): str(r[1]) for r in rows}
 
     def note_path(self, rowid: int) -> tuple[str, str] | None:
         """The path and content hash of a note, None once it is gone."""
@@ -82,20 +107,38 @@ class VectorStore:
                 [(self.model, h, v.astype(np.float16).tobytes()) for h, v in vectors.items()],
             )
 
-    def every_vector(self) -> Iterator[tuple[int, str, np.ndarray]]:
-        """(rowid, content hash, its chunk vectors in order) of every note whose chunks all
-        have this model's vectors: what a server loads at start."""
-        rows = self._index.query(
-            "SELECT n.rowid, n.hash, e.vector FROM notes n"
-            " JOIN chunk_maps c ON c.note_hash = n.hash"
+    def every_vector(self, dimensions: int, room: float) -> StoredVectors:
+        """Every note whose chunks all have this model's vectors, as a server loads them: one
+        read of the tables, each batch of blobs joined and decoded at once into a matrix with
+        `room` (a share of its rows) to spare for the notes embedded later."""
+        join = " FROM notes n JOIN chunk_maps c ON c.note_hash = n.hash"
+        total = int(self._index.query(f"SELECT count(*){join}")[0][0])
+        matrix = np.empty((total + int(total * room) + 1, dimensions), dtype=np.float32)
+        notes: list[int] = []
+        hashes: dict[int, str] = {}
+        incomplete: set[int] = set()
+        for batch in self._index.stream(
+            f"SELECT n.rowid, n.hash, e.vector{join}"
             " LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.chunk_hash"
             " ORDER BY n.rowid, c.seq",
             [self.model],
-        )
-        for (rowid, note_hash), group in groupby(rows, key=lambda r: (int(r[0]), str(r[1]))):
-            blobs = [r[2] for r in group]
-            if all(blob is not None for blob in blobs):
-                yield rowid, note_hash, np.stack([_decode(blob) for blob in blobs])
+        ):
+            present = [row for row in batch if row[2] is not None]
+            incomplete.update(row[0] for row in batch if row[2] is None)
+            if len(notes) + len(present) > len(matrix):  # notes embedded since the count
+                matrix = np.resize(matrix, (2 * (len(notes) + len(present)), dimensions))
+            blobs = b"".join(row[2] for row in present)
+            block = np.frombuffer(blobs, dtype=np.float16).reshape(-1, dimensions)
+            matrix[len(notes) : len(notes) + len(block)] = block
+            notes += [row[0] for row in present]
+            hashes.update((row[0], row[1]) for row in present)
+        rows = np.array(notes, dtype=np.int64)
+        if incomplete:
+            keep = np.flatnonzero(~np.isin(rows, list(incomplete)))
+            matrix[: len(keep)] = matrix[keep]
+            rows = rows[keep]
+            hashes = {note: hashes[note] for note in hashes if note not in incomplete}
+        return StoredVectors(rows, hashes, matrix)
 
 
 def _decode(blob: bytes) -> np.ndarray:

@@ -8,9 +8,11 @@ import asyncio
 import json
 import multiprocessing
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -111,6 +113,39 @@ def test_filters_apply_to_the_semantic_side(notes: VaultService) -> None:
     }
 
 
+def test_the_semantic_side_covers_exactly_the_notes_a_filter_lists(notes: VaultService) -> None:
+    """The semantic side finds a filter's notes by its facet terms in the full-text index,
+    where a listing reads the notes table: the same notes either way, for every kind of
+    filter (and the default one, which leaves out archived, superseded and expired notes)."""
+    notes.create("Db failover", "Promote the replica.", tags=["ops/db"], scope="shop")
+    notes.create(
+        "Db backups", "Nightly dumps to the bucket.", tags=["ops"], properties={"status": "done"}
+    )
+    old = notes.create("Old runbook", "Restart everything by hand.", category="ops")
+    notes.create(
+        "New runbook", "Restart the one failing service.", category="ops", supersedes=old.id
+    )
+    notes.create("Gone soon", "A memory past its expiry date.", expires_at="2001-01-01T00:00:00Z")
+    notes.archive("Office plants")
+    notes.embed()
+    for where in (
+        Filter(),
+        Filter(category="ops"),
+        Filter(category=("ops", "office")),
+        Filter(tags=("ops",)),
+        Filter(tags=("ops/db",)),
+        Filter(scope="shop"),
+        Filter(scope="shop", only_scope=True),
+        Filter(archived=True),
+        Filter(archived=None),
+        Filter(where=(("status", "done"),)),
+        Filter(category="ops", include_superseded=True),
+        Filter(since="1d"),
+    ):
+        listed = {row.title for row in notes.list_memories(where, limit=100)[0]}
+        assert set(titles(notes, PARAPHRASE, mode="semantic", where=where)) == listed, where
+
+
 def test_an_edit_is_embedded_again_and_a_delete_leaves_no_vector(notes: VaultService) -> None:
     notes.embed()
     notes.update(
@@ -137,6 +172,80 @@ def test_vectors_follow_content_through_a_reindex_and_a_copied_vault(
         assert titles(copied, PARAPHRASE)[0] == ROLLBACK[0]
     finally:
         copied.close()
+
+
+def traced_vault(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[VaultService, list[str]]:
+    """Another service on the vault, and the SQL statements its connections run (any new
+    connection's, from now on)."""
+    statements: list[str] = []
+    real = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = real(*args, **kwargs)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    return VaultService.open(Settings(vault=vault_dir, embed_model=None)), statements
+
+
+def test_a_reopened_vault_loads_its_vectors_in_one_read_and_ranks_as_before(
+    notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors a process built note by note, and the same vectors read back at once from
+    the index by another (one statement, however many notes), rank alike."""
+    notes.embed()
+    notes.create("Deploy freeze", "No deploys on Fridays after noon.", category="ops")
+    notes.embed()
+
+    def ranked(vault: VaultService) -> list[tuple[str, float]]:
+        hits = vault.search(PARAPHRASE, 10, mode="semantic").results
+        return [(hit.title, round(hit.relevance, 4)) for hit in hits]
+
+    def alike(vault: VaultService) -> list[str]:
+        return [hit.title for hit in vault.similar(ROLLBACK[0]).results]
+
+    again, statements = traced_vault(vault_dir, monkeypatch)
+    try:
+        assert ranked(again) == ranked(notes)
+        assert alike(again) == alike(notes)
+        assert again.semantic_status().embedded == 5
+    finally:
+        again.close()
+    reads = [sql for sql in statements if "e.vector" in sql]
+    assert len(reads) == 1, reads
+
+
+def test_embedding_from_the_shell_never_loads_every_vector(
+    notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memvault embed` (and its count) read which notes have vectors, never the vectors
+    themselves: at 100k notes those are 436 MB a server holds, not a first embedding."""
+    notes.embed()
+    again, statements = traced_vault(vault_dir, monkeypatch)
+    try:
+        freeze = "Deploy freeze", "No deploys on Fridays after noon."
+        again.create(*freeze, category="ops", allow_duplicate=True)  # no guard: no lookup
+        assert again.embed() == 1
+        status = again.semantic_status()
+        assert (status.embedded, status.pending) == (5, 0)
+        assert not [sql for sql in statements if "e.vector" in sql]
+        assert titles(again, "may we ship code on friday afternoon", mode="semantic")[0] == (
+            "Deploy freeze"
+        )
+    finally:
+        again.close()
+
+
+def test_a_server_asked_for_meaning_waits_for_its_vectors_to_load(notes: VaultService) -> None:
+    """A server loads the vectors in the background (full-text answers meanwhile); a search
+    that asks for meaning waits for them rather than answering without."""
+    notes.embed()
+    notes.serve_semantic()
+    assert titles(notes, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    assert titles(notes, PARAPHRASE)[0] == ROLLBACK[0]  # hybrid once loaded
 
 
 def test_another_model_embeds_again(notes: VaultService, vault_dir: Path, tmp_path: Path) -> None:

@@ -5,18 +5,23 @@ reworded near-duplicate when vectors exist."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.embedding import Embedder
 from memvault.errors import Duplicate, NotFound
 from memvault.records import Filter
 from memvault.vault import VaultService
+from memvault.vectors import Near, VectorTable
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, text_of, tool_error
@@ -97,6 +102,46 @@ def test_a_reworded_gotcha_is_refused_naming_the_existing_one(embedded: VaultSer
     assert refused.value.existing_id == first.id
     assert first.id in str(refused.value)
     assert embedded.create(*REWORDED, category="gotcha", allow_duplicate=True).title == REWORDED[0]
+
+
+def vault_locked(vault_dir: Path) -> bool:
+    """Whether some process holds the vault lock (a flock on .memvault/lock) right now."""
+    with open(vault_dir / ".memvault" / "lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return False
+
+
+def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
+    embedded: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The duplicate guard embeds a new memory and looks for its twins among the vectors
+    before the write takes the vault lock, so other writers never wait for either; the
+    refusal itself comes under the lock."""
+    first = embedded.create(*GOTCHA, category="gotcha")
+    embedded.embed()
+    held: list[tuple[str, bool]] = []
+    embed, nearest = Embedder.passages, VectorTable.nearest
+
+    def embedding(self: Embedder, texts: Sequence[str]) -> np.ndarray:
+        held.append(("model", vault_locked(vault_dir)))
+        return embed(self, texts)
+
+    def looking(self: VectorTable, *args: Any) -> list[Near]:
+        held.append(("lookup", vault_locked(vault_dir)))
+        return nearest(self, *args)
+
+    monkeypatch.setattr(Embedder, "passages", embedding)
+    monkeypatch.setattr(VectorTable, "nearest", looking)
+    with pytest.raises(Duplicate) as refused:
+        embedded.write(*REWORDED, category="gotcha")
+    assert refused.value.existing_id == first.id
+    with pytest.raises(Duplicate):
+        embedded.create(*REWORDED, category="gotcha")
+    assert held == [("model", False), ("lookup", False)] * 2
 
 
 def test_a_reworded_memory_that_supersedes_the_old_one_is_kept(embedded: VaultService) -> None:

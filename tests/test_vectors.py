@@ -126,3 +126,57 @@ def test_related_notes_score_by_the_cosine_of_their_mean_vectors() -> None:
     assert [near.note for near in table.related(1, 10, {3}, ()) or []] == [3]
     assert [near.note for near in table.related(1, 10, None, {2}) or []] == [3]
     assert table.related(9, 10, None, ()) is None
+
+
+def random_table(seed: int, notes: int) -> tuple[VectorTable, dict[int, np.ndarray]]:
+    """A table of `notes` notes of 1-4 random unit chunk vectors each, and those vectors."""
+    rng = np.random.default_rng(seed)
+    chunks = {}
+    table = VectorTable(8)
+    for note in range(1, notes + 1):
+        vectors = rng.normal(size=(int(rng.integers(1, 5)), 8)).astype(np.float32)
+        chunks[note] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        table.put(note, chunks[note])
+    return table, chunks
+
+
+@given(st.integers(0, 2**32 - 1), st.sets(st.integers(1, 60)), st.integers(1, 12))
+def test_a_filtered_search_ranks_as_the_full_product_restricted_to_its_notes(
+    seed: int, among: set[int], limit: int
+) -> None:
+    """Few notes let through: only their rows are multiplied; many: the whole matrix. Either
+    way the notes, their best chunks and their cosines are those of the full product."""
+    table, chunks = random_table(seed, 60)
+    query = unit(*np.random.default_rng(seed + 1).normal(size=8))
+    best = {note: chunks[note] @ query for note in among}
+    expected = sorted(best, key=lambda note: -best[note].max())[:limit]
+    found = table.nearest(query, limit, among=among)
+    assert [near.note for near in found] == expected
+    for near in found:
+        assert near.chunk == int(best[near.note].argmax())
+        assert np.isclose(near.score, best[near.note].max(), atol=1e-6)
+    left = set(range(1, 61)) - among
+    assert [near.note for near in table.nearest(query, limit, leaving_out=left)] == expected
+
+
+def test_a_table_loaded_at_once_answers_as_one_filled_note_by_note() -> None:
+    """A server's start loads every vector in one matrix (with room to spare): the same
+    nearest notes, the same related ones, and a note added after it goes into the room."""
+    filled, chunks = random_table(7, 50)
+    notes = np.concatenate([np.full(len(v), note) for note, v in chunks.items()])
+    matrix = np.zeros((len(notes) + 10, 8), dtype=np.float32)
+    matrix[: len(notes)] = np.concatenate(list(chunks.values()))
+    loaded = VectorTable(8)
+    loaded.load(notes.astype(np.int64), matrix)
+    query = unit(*np.random.default_rng(8).normal(size=8))
+    assert len(loaded) == len(filled) == 50
+    assert loaded.nearest(query, 10) == filled.nearest(query, 10)
+    assert loaded.nearest(query, 5, among={3, 9, 27}) == filled.nearest(query, 5, among={3, 9, 27})
+    related, expected = loaded.related(4, 10, None, ()), filled.related(4, 10, None, ())
+    assert related is not None and expected is not None
+    assert [near.note for near in related] == [near.note for near in expected]
+    assert np.allclose([near.score for near in related], [near.score for near in expected])
+    loaded.put(51, np.stack([query]))
+    loaded.remove(2)
+    found = loaded.nearest(query, 50)
+    assert found[0].note == 51 and 2 not in {near.note for near in found}
