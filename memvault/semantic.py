@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Collection
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Collection, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -164,7 +165,9 @@ class Semantic:
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
-        done; returns how many notes were embedded (fewer when stopped)."""
+        done, in order; returns how many notes were embedded (fewer when stopped). A server's
+        batches go to its worker; the shell's (`memvault embed`) to one worker a core when there
+        is more than a batch to do, a batch in flight for each."""
         embedder, store, table = self._ready()
         notes = store.notes()
         with self._lock:
@@ -172,20 +175,36 @@ class Semantic:
                 table.remove(rowid)
                 del self._known[rowid]
             todo = [r for r, h in notes.items() if self._known.get(r) != h]
+        cores = workers.parallelism() if self._pool is None and len(todo) > BATCH else 0
+        pool = workers.pool(cores) if cores > 1 else self._pool
         done = 0
+        flight: deque[tuple[int, list[_Pending], Future[np.ndarray]]] = deque()
+        try:
+            for position, batch in self._batches(store, todo):
+                flight.append((position, batch, self._embedding(embedder, pool, batch)))
+                while flight and (len(flight) >= max(cores, 1) or position == len(todo)):
+                    at, finished, vectors = flight.popleft()
+                    done += self._finish(store, table, finished, self._result(vectors))
+                    if progress is not None:
+                        progress(at, len(todo))
+        finally:
+            if pool is not self._pool and pool is not None:
+                pool.shutdown(cancel_futures=True)
+        return done
+
+    def _batches(self, store: VectorStore, todo: list[int]) -> Iterator[tuple[int, list[_Pending]]]:
+        """The notes to embed in batches of about BATCH chunks, each with the position of its
+        last note in `todo`; none once stopped."""
         batch: list[_Pending] = []
         for position, rowid in enumerate(todo, start=1):
             if self._stop.is_set():
-                break
+                return
             pending = self._prepare(store, rowid)
             if pending is not None:
                 batch.append(pending)
             if sum(len(p.texts) for p in batch) >= BATCH or position == len(todo):
-                done += self._finish(embedder, store, table, batch)
+                yield position, batch
                 batch = []
-                if progress is not None:
-                    progress(position, len(todo))
-        return done
 
     def _ready(self) -> tuple[Embedder, VectorStore, VectorTable]:
         """The model and the vectors the index holds, loaded once (about a second at 100k)."""
@@ -229,17 +248,37 @@ class Semantic:
         pending.vectors.update(have)
         return pending
 
+    def _embedding(
+        self, embedder: Embedder, pool: ProcessPoolExecutor | None, batch: list[_Pending]
+    ) -> Future[np.ndarray]:
+        """The vectors of a batch's missing texts: made in `pool`'s workers when there is one,
+        else here and now."""
+        texts = [t for p in batch for t in p.texts.values()]
+        if pool is not None and texts and self.spec is not None:
+            return pool.submit(embed_passages, self.spec, texts)
+        made: Future[np.ndarray] = Future()
+        made.set_result(embedder.passages(texts))
+        return made
+
+    def _result(self, vectors: Future[np.ndarray]) -> np.ndarray:
+        """A batch's vectors; a broken server worker is replaced before the error goes up (the
+        next pass uses the new one)."""
+        try:
+            return vectors.result()
+        except BrokenProcessPool:
+            if self._pool is not None:
+                self._pool = workers.pool(1, low_priority=True)
+            raise
+
     def _finish(
-        self, embedder: Embedder, store: VectorStore, table: VectorTable, batch: list[_Pending]
+        self, store: VectorStore, table: VectorTable, batch: list[_Pending], made: np.ndarray
     ) -> int:
-        """Embed a batch's missing texts in one run of the model, save and publish them."""
+        """Save and publish a batch's vectors: those it found and those made for it."""
         import numpy as np
 
-        texts = [(p, h, t) for p in batch for h, t in p.texts.items()]
-        if texts:
-            made = self._passages(embedder, [t for _p, _h, t in texts])
-            for (pending, digest, _text), vector in zip(texts, made, strict=True):
-                pending.vectors[digest] = vector
+        texts = [(p, h) for p in batch for h in p.texts]
+        for (pending, digest), vector in zip(texts, made, strict=True):
+            pending.vectors[digest] = vector
         for pending in batch:
             store.save(
                 pending.note_hash, pending.rows, {h: pending.vectors[h] for h in pending.texts}
@@ -248,16 +287,6 @@ class Semantic:
                 table.put(pending.rowid, np.stack([pending.vectors[r.hash] for r in pending.rows]))
                 self._known[pending.rowid] = pending.note_hash
         return len(batch)
-
-    def _passages(self, embedder: Embedder, texts: list[str]) -> np.ndarray:
-        """Chunk vectors: in the worker process when serving, else here (`memvault embed`)."""
-        if self._pool is None or self.spec is None:
-            return embedder.passages(texts)
-        try:
-            return self._pool.submit(embed_passages, self.spec, texts).result()
-        except BrokenProcessPool:
-            self._pool = workers.pool(1, low_priority=True)  # the next pass uses a new worker
-            raise
 
     def _run(self) -> None:
         """The background thread: catch up, then sleep until woken or idle too long."""

@@ -241,3 +241,26 @@ def test_a_killed_embedding_worker_is_replaced(vault_dir: Path) -> None:
         assert titles(vault, "where do we eat on Thursdays", mode="semantic")[0] == "Team lunch"
     finally:
         vault.close()
+
+
+def test_the_shell_embeds_a_big_vault_on_every_core(vault_dir: Path) -> None:
+    """`memvault embed` with more than a batch to do: worker processes embed batches side by
+    side, each saved in order, and the vectors find a memory by its meaning."""
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        for n in range(70):
+            vault.create(f"Note {n}", f"Fact number {n}: the {n}th planet has {n} moons.")
+        vault.create(*ROLLBACK)
+    finally:
+        vault.close()
+    result = CliRunner().invoke(
+        main, ["--vault", str(vault_dir), "embed", "--json"], env={"MEMVAULT_EMBED_MODEL": None}
+    )
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.stdout)
+    assert (status["embedded"], status["pending"]) == (71, 0)
+    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        assert titles(again, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    finally:
+        again.close()
