@@ -4,7 +4,8 @@ The default model's graph is a torch export: attention spelled out in a dozen sm
 with a NaN guard (IsNaN, Where) over every softmax that onnxruntime's transformer optimizer
 cannot fuse. Rebuilt as EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu
 (the `com.microsoft` operators), the same weights give the same vectors (cosine 1.0000) and
-quantise to QAttention and int8 matrix products throughout. A pure function of the graph.
+quantise to QAttention and int8 matrix products. Layer i's products are the nodes `Out{i}`,
+`Up{i}` and `Down{i}`, for a quantiser to keep some in float32. A pure function of the graph.
 """
 
 from __future__ import annotations

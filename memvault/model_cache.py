@@ -2,9 +2,9 @@
 
 The packaged all-MiniLM-L6-v2 stores int8 weights that onnxruntime casts back to float32 when it
 loads them, so it computes in float32. Its constants folded, its graph rebuilt with fused
-operators (bert_graph.py) and every matrix product quantised per channel (onnxruntime's
+operators (bert_graph.py) and its matrix products but one quantised per channel (onnxruntime's
 `quantize_dynamic`: QAttention and int8 products, which this CPU runs with VNNI), it embeds a
-chunk about twice as fast as the packaged graph, at a cosine of about 0.994 to the float32 vectors
+chunk about twice as fast as the packaged graph, at a cosine of about 0.995 to the float32 vectors
 (benchmarks/README.md). The copy is made the first time
 the model is needed, offline, written atomically under a lock (two processes never build it at
 once), and checked against its recorded sha256 whenever it is found: a missing, partial or
@@ -26,6 +26,10 @@ from filelock import FileLock
 RECIPE = "int8-fused"
 # The default model's attention heads (384 dimensions in heads of 32).
 HEADS = 12
+# The one product kept in float32: the first layer's feed-forward projection back down, whose
+# input has the widest outliers. Kept, it lifts the mean cosine to the float32 vectors from 0.994
+# to 0.995 (the lowest percentile from 0.988 to 0.991) for 5 % more time a chunk.
+FLOAT_NODE = "Down0"
 MODEL_FILE = "model.onnx"
 DIGEST_FILE = "model.onnx.sha256"
 # How long a process waits for another one building the same copy (a few seconds) before it
@@ -92,6 +96,7 @@ def _build(source: Path, target: Path) -> None:
                 per_channel=True,
                 weight_type=QuantType.QInt8,
                 op_types_to_quantize=["MatMul", "Attention", "EmbedLayerNormalization"],
+                nodes_to_exclude=[FLOAT_NODE],
                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
             )
         finally:
