@@ -121,6 +121,28 @@ class _Graph:
             int(k[len(start) :].split(".")[0]) for k in self._weights if k.startswith(start)
         )
 
+    def skip_norm(
+        self, added: str, residual: str, prefix: str, bias: Any, out: str
+    ) -> onnx.NodeProto:
+        """A dense layer's bias and residual added and normalised (its LayerNorm's weights are
+        `prefix`LayerNorm.*), as one SkipLayerNormalization node writing `out`."""
+        from onnx import helper
+
+        norm = prefix + "LayerNorm."
+        return helper.make_node(
+            "SkipLayerNormalization",
+            [
+                added,
+                residual,
+                self.named(norm + "weight"),
+                self.named(norm + "bias"),
+                self.keep(out + "_bias", bias),
+            ],
+            [out],
+            domain=_MS,
+            epsilon=EPSILON,
+        )
+
     def layer(self, index: int, hidden: str, num_heads: int) -> str:
         """Add encoder layer `index` reading `hidden`; returns its output's name."""
         import numpy as np
@@ -151,19 +173,7 @@ class _Graph:
             helper.make_node(
                 "MatMul", [f"attention{i}", self.keep(f"out{i}", out_w)], [f"out{i}_"], f"Out{i}"
             ),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [
-                    f"out{i}_",
-                    hidden,
-                    self.named(name + "attention.output.LayerNorm.weight"),
-                    self.named(name + "attention.output.LayerNorm.bias"),
-                    self.keep(f"out_bias{i}", out_b),
-                ],
-                [f"normed{i}"],
-                domain=_MS,
-                epsilon=EPSILON,
-            ),
+            self.skip_norm(f"out{i}_", hidden, name + "attention.output.", out_b, f"normed{i}"),
             helper.make_node(
                 "MatMul", [f"normed{i}", self.keep(f"up{i}", up_w)], [f"up{i}_"], f"Up{i}"
             ),
@@ -173,18 +183,6 @@ class _Graph:
             helper.make_node(
                 "MatMul", [f"gelu{i}", self.keep(f"down{i}", down_w)], [f"down{i}_"], f"Down{i}"
             ),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [
-                    f"down{i}_",
-                    f"normed{i}",
-                    self.named(name + "output.LayerNorm.weight"),
-                    self.named(name + "output.LayerNorm.bias"),
-                    self.keep(f"down_bias{i}", down_b),
-                ],
-                [f"hidden{i + 1}"],
-                domain=_MS,
-                epsilon=EPSILON,
-            ),
+            self.skip_norm(f"down{i}_", f"normed{i}", name + "output.", down_b, f"hidden{i + 1}"),
         ]
         return f"hidden{i + 1}"
