@@ -69,8 +69,8 @@ def _intact(target: Path) -> bool:
 
 def _build(source: Path, target: Path) -> None:
     """Fold the model's constants (its int8-to-float casts) into float weights, rebuild its graph
-    with fused operators, quantise every matrix product per channel, and put the result and its
-    digest in place, each file whole or not at all."""
+    with fused operators, quantise its matrix products but FLOAT_NODE per channel, and put the
+    result and its digest in place, each file whole or not at all."""
     import onnx
     import onnxruntime
     from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 # How long the background thread sleeps when nobody wakes it: a change the watcher missed is
 # embedded within this.
 IDLE_SECONDS = 30.0
+# Worker processes of `memvault embed` at most (one a core below that): each holds its own model
+# and onnxruntime, about 120 MB (PSS), so two keep a first embedding under 400 MB in all.
+SHELL_WORKERS = 2
 
 
 @dataclass
@@ -166,8 +169,8 @@ class Semantic:
     def catch_up(self, progress: Progress | None = None) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
         done, in order; returns how many notes were embedded (fewer when stopped). A server's
-        batches go to its worker; the shell's (`memvault embed`) to one worker a core when there
-        is more than a batch to do, a batch in flight for each."""
+        batches go to its worker; the shell's (`memvault embed`) to one worker a core (up to
+        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each."""
         embedder, store, table = self._ready()
         notes = store.notes()
         with self._lock:
@@ -175,7 +178,8 @@ class Semantic:
                 table.remove(rowid)
                 del self._known[rowid]
             todo = [r for r, h in notes.items() if self._known.get(r) != h]
-        cores = workers.parallelism() if self._pool is None and len(todo) > BATCH else 0
+        shell = self._pool is None and len(todo) > BATCH
+        cores = min(workers.parallelism(), SHELL_WORKERS) if shell else 0
         pool = workers.pool(cores) if cores > 1 else self._pool
         done = 0
         flight: deque[tuple[int, list[_Pending], Future[np.ndarray]]] = deque()
@@ -184,9 +188,13 @@ class Semantic:
                 flight.append((position, batch, self._embedding(embedder, pool, batch)))
                 while flight and (len(flight) >= max(cores, 1) or position == len(todo)):
                     at, finished, vectors = flight.popleft()
-                    done += self._finish(store, table, finished, self._result(vectors))
+                    done += self._finish(store, table, finished, vectors.result())
                     if progress is not None:
                         progress(at, len(todo))
+        except BrokenProcessPool:
+            if self._pool is not None:  # a server's worker died: the next pass uses a new one
+                self._pool = workers.pool(1, low_priority=True)
+            raise
         finally:
             if pool is not self._pool and pool is not None:
                 pool.shutdown(cancel_futures=True)
@@ -259,16 +267,6 @@ class Semantic:
         made: Future[np.ndarray] = Future()
         made.set_result(embedder.passages(texts))
         return made
-
-    def _result(self, vectors: Future[np.ndarray]) -> np.ndarray:
-        """A batch's vectors; a broken server worker is replaced before the error goes up (the
-        next pass uses the new one)."""
-        try:
-            return vectors.result()
-        except BrokenProcessPool:
-            if self._pool is not None:
-                self._pool = workers.pool(1, low_priority=True)
-            raise
 
     def _finish(
         self, store: VectorStore, table: VectorTable, batch: list[_Pending], made: np.ndarray
