@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Collection
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Collection, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 # How long the background thread sleeps when nobody wakes it: a change the watcher missed is
 # embedded within this.
 IDLE_SECONDS = 30.0
+# Worker processes of `memvault embed` at most (one a core below that): each holds its own model
+# and onnxruntime, about 120 MB (PSS), so two keep a first embedding under 400 MB in all.
+SHELL_WORKERS = 2
 
 
 @dataclass
@@ -179,10 +183,13 @@ class Semantic:
         embedded = len(self._loaded[2]) if self._loaded else len(store.embedded())
         return SemanticStatus(True, self.spec.key, "", embedded, len(store.notes()) - embedded)
 
-    def catch_up(self, progress: Progress | None = None) -> int:
+    def catch_up(self, progress: Progress | None = None, embed: bool = True) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
-        done; returns how many notes were embedded (fewer when stopped). A server keeps its
-        vectors in memory in step; `memvault embed` never loads them (436 MB at 100k notes)."""
+        done, in order; returns how many notes were embedded (fewer when stopped). A server
+        keeps its vectors in memory in step and sends its batches to its worker; `memvault
+        embed` never loads them (436 MB at 100k notes) and embeds on one worker a core (up to
+        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each.
+        Without `embed`, only notes whose vectors another process has saved are taken in."""
         table: VectorTable | None = None
         if self._thread is None and self._loaded is None:
             embedder, store = self._embedder, self._vector_store
@@ -197,20 +204,44 @@ class Semantic:
                     table.remove(rowid)
                 del self._known[rowid]
             todo = [r for r, h in notes.items() if self._known.get(r) != h]
+        shell = self._pool is None and len(todo) > BATCH
+        cores = min(workers.parallelism(), SHELL_WORKERS) if shell else 0
+        pool = workers.pool(cores) if cores > 1 else self._pool
         done = 0
+        flight: deque[tuple[int, list[_Pending], Future[np.ndarray]]] = deque()
+        try:
+            for position, batch in self._batches(store, todo, embed):
+                flight.append((position, batch, self._embedding(embedder, pool, batch)))
+                while flight and (len(flight) >= max(cores, 1) or position == len(todo)):
+                    at, finished, vectors = flight.popleft()
+                    done += self._finish(store, table, finished, vectors.result())
+                    if progress is not None:
+                        progress(at, len(todo))
+        except BrokenProcessPool:
+            if self._pool is not None:  # a server's worker died: the next pass uses a new one
+                self._pool = workers.pool(1, low_priority=True)
+            raise
+        finally:
+            if pool is not self._pool and pool is not None:
+                pool.shutdown(cancel_futures=True)
+        return done
+
+    def _batches(
+        self, store: VectorStore, todo: list[int], embed: bool
+    ) -> Iterator[tuple[int, list[_Pending]]]:
+        """The notes to embed in batches of about BATCH chunks, each with the position of its
+        last note in `todo` (without `embed`, only those needing no model run); none once
+        stopped."""
         batch: list[_Pending] = []
         for position, rowid in enumerate(todo, start=1):
             if self._stop.is_set():
-                break
+                return
             pending = self._prepare(store, rowid)
-            if pending is not None:
+            if pending is not None and (embed or not pending.texts):
                 batch.append(pending)
             if sum(len(p.texts) for p in batch) >= BATCH or position == len(todo):
-                done += self._finish(embedder, store, table, batch)
+                yield position, batch
                 batch = []
-                if progress is not None:
-                    progress(position, len(todo))
-        return done
 
     @cached_property
     def _embedder(self) -> Embedder:
@@ -269,22 +300,32 @@ class Semantic:
         pending.vectors.update(have)
         return pending
 
+    def _embedding(
+        self, embedder: Embedder, pool: ProcessPoolExecutor | None, batch: list[_Pending]
+    ) -> Future[np.ndarray]:
+        """The vectors of a batch's missing texts: made in `pool`'s workers when there is one,
+        else here and now."""
+        texts = [t for p in batch for t in p.texts.values()]
+        if pool is not None and texts and self.spec is not None:
+            return pool.submit(embed_passages, self.spec, texts)
+        made: Future[np.ndarray] = Future()
+        made.set_result(embedder.passages(texts))
+        return made
+
     def _finish(
         self,
-        embedder: Embedder,
         store: VectorStore,
         table: VectorTable | None,
         batch: list[_Pending],
+        made: np.ndarray,
     ) -> int:
-        """Embed a batch's missing texts in one run of the model, save them, and publish them
-        to the vectors in memory when this process holds them."""
+        """Save a batch's vectors (those it found and those made for it), and publish them to
+        the vectors in memory when this process holds them."""
         import numpy as np
 
-        texts = [(p, h, t) for p in batch for h, t in p.texts.items()]
-        if texts:
-            made = self._passages(embedder, [t for _p, _h, t in texts])
-            for (pending, digest, _text), vector in zip(texts, made, strict=True):
-                pending.vectors[digest] = vector
+        texts = [(p, h) for p in batch for h in p.texts]
+        for (pending, digest), vector in zip(texts, made, strict=True):
+            pending.vectors[digest] = vector
         for pending in batch:
             store.save(
                 pending.note_hash, pending.rows, {h: pending.vectors[h] for h in pending.texts}
@@ -296,24 +337,14 @@ class Semantic:
                 self._known[pending.rowid] = pending.note_hash
         return len(batch)
 
-    def _passages(self, embedder: Embedder, texts: list[str]) -> np.ndarray:
-        """Chunk vectors: in the worker process when serving, else here (`memvault embed`)."""
-        if self._pool is None or self.spec is None:
-            return embedder.passages(texts)
-        try:
-            return self._pool.submit(embed_passages, self.spec, texts).result()
-        except BrokenProcessPool:
-            self._pool = workers.pool(1, low_priority=True)  # the next pass uses a new worker
-            raise
-
     def _run(self) -> None:
-        """The background thread: catch up when this process has the vault's turn to embed
-        (another server may be embedding the same notes), then sleep until woken or idle too
-        long."""
+        """The background thread: catch up, embedding when this process has the vault's turn
+        to embed (else taking in the vectors the process embedding the vault saved), then sleep
+        until woken or idle too long."""
         while not self._stop.is_set():
             try:
                 with self._store.embedding_turn() as ours:
-                    embedded = self.catch_up() if ours else 0
+                    embedded = self.catch_up(embed=ours)
                 if embedded:
                     log.info("semantic search: embedded %d notes", embedded)
             except Exception:

@@ -16,6 +16,18 @@ from memvault.embedding import DEFAULT_NAME, Embedder, find_model
 from memvault.model_cache import DIGEST_FILE, MODEL_FILE, RECIPE
 
 TEXT = "When a release breaks production, redeploy the previous build from the CI pipeline."
+# Real prose of several kinds and lengths, for the int8 copy's fidelity to the float32 model.
+PROSE = [
+    TEXT,
+    "Water the ficus every Monday; the cactus once a month.",
+    "## Retries\n\nFailed card payments are retried three times, an hour apart, and then the "
+    "customer gets an email asking for another card. Refunds are never retried automatically: "
+    "support decides each one by hand, since a second refund cannot be taken back.",
+    "npm install saves any specified packages into dependencies by default. Additionally, you "
+    "can control where and how they get saved with some additional flags: -P, --save-prod: "
+    "Package will appear in your dependencies. This is the default unless -D or -O are present.",
+    "Melanie: I went camping with the kids last weekend! We roasted marshmallows and hiked.",
+]
 
 
 def _offline(*_args: object) -> None:
@@ -56,8 +68,9 @@ def test_the_default_model_runs_as_an_int8_copy_in_the_cache(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
     packaged = find_model(None)
     assert packaged.key != spec.key and not packaged.key.endswith(RECIPE)
-    quantised, original = Embedder(spec).query(TEXT), Embedder(packaged).query(TEXT)
-    assert float(quantised @ original) > 0.98
+    quantised, original = Embedder(spec).passages(PROSE), Embedder(packaged).passages(PROSE)
+    cosines = (quantised * original).sum(axis=1)
+    assert float(cosines.mean()) >= 0.99 and float(cosines.min()) > 0.98, cosines
 
 
 def test_the_copy_is_reused(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,6 +101,24 @@ def test_a_damaged_copy_is_made_again(
     spec = find_model(None)
     assert spec.onnx == model and model.read_bytes() == whole
     assert Embedder(spec).query(TEXT).shape == (384,)
+
+
+def test_a_copy_made_by_another_recipe_is_never_used(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new recipe is a new model: the copy an older one made stays unused, a new copy is
+    made, and its key differs, so the vectors made by the old one are embedded again."""
+    cache = tmp_path / "cache"
+    shutil.copytree(built, cache)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    current = find_model(None)
+    old = current.onnx.parent.with_name(current.onnx.parent.name.replace(RECIPE, "int8"))
+    current.onnx.parent.rename(old)
+    made = find_model(None)
+    assert made.onnx == current.onnx and made.key == current.key and made.key.endswith(RECIPE)
+    assert (old / MODEL_FILE).is_file() and _sha256(old / MODEL_FILE) == _sha256(made.onnx)
+    monkeypatch.setattr("memvault.model_cache.RECIPE", "int8")
+    assert find_model(None).key != made.key
 
 
 def _build_and_report(cache: str, inodes: multiprocessing.Queue[int]) -> None:

@@ -361,6 +361,29 @@ def test_one_process_of_a_vault_embeds_at_a_time(vault_dir: Path) -> None:
         vault.close()
 
 
+def test_a_server_without_the_turn_takes_in_the_vectors_another_process_saved(
+    vault_dir: Path,
+) -> None:
+    """Another process of the vault has the turn and embeds a new memory: a server that left
+    the embedding to it finds the memory by meaning once its vectors are saved."""
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    other = FileLock(str(vault_dir / ".memvault" / "embedding.lock"))
+    try:
+        with other:
+            vault.serve_semantic()
+            vault.create(*ROLLBACK)
+            embedder = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+            try:
+                embedder.embed()
+            finally:
+                embedder.close()
+            vault.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
+            eventually(lambda: vault.semantic_status().pending == 1, 60)
+            assert titles(vault, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    finally:
+        vault.close()
+
+
 def test_a_killed_embedding_worker_is_replaced(vault_dir: Path) -> None:
     """The server's embedding worker process dies (out of memory, killed): the next change is
     embedded by a new one."""
@@ -380,3 +403,26 @@ def test_a_killed_embedding_worker_is_replaced(vault_dir: Path) -> None:
         assert titles(vault, "where do we eat on Thursdays", mode="semantic")[0] == "Team lunch"
     finally:
         vault.close()
+
+
+def test_the_shell_embeds_a_big_vault_on_every_core(vault_dir: Path) -> None:
+    """`memvault embed` with more than a batch to do: worker processes embed batches side by
+    side, each saved in order, and the vectors find a memory by its meaning."""
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        for n in range(70):
+            vault.create(f"Note {n}", f"Fact number {n}: the {n}th planet has {n} moons.")
+        vault.create(*ROLLBACK)
+    finally:
+        vault.close()
+    result = CliRunner().invoke(
+        main, ["--vault", str(vault_dir), "embed", "--json"], env={"MEMVAULT_EMBED_MODEL": None}
+    )
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.stdout)
+    assert (status["embedded"], status["pending"]) == (71, 0)
+    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        assert titles(again, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    finally:
+        again.close()
