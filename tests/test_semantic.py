@@ -364,21 +364,23 @@ def test_one_process_of_a_vault_embeds_at_a_time(vault_dir: Path) -> None:
 def test_a_server_without_the_turn_takes_in_the_vectors_another_process_saved(
     vault_dir: Path,
 ) -> None:
-    """Another process of the vault has the turn and embeds a new memory: a server that left
-    the embedding to it finds the memory by meaning once its vectors are saved."""
+    """Another process of the vault has the turn and embeds each new memory: a server that
+    left the embedding to it, its vectors already in memory, finds the memory by meaning once
+    its vectors are saved."""
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     other = FileLock(str(vault_dir / ".memvault" / "embedding.lock"))
     try:
         with other:
             vault.serve_semantic()
-            vault.create(*ROLLBACK)
-            embedder = VaultService.open(Settings(vault=vault_dir, embed_model=None))
-            try:
-                embedder.embed()
-            finally:
-                embedder.close()
-            vault.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
-            eventually(lambda: vault.semantic_status().pending == 1, 60)
+            for memory in (("Team lunch", "Thursday lunch is at the Thai place."), ROLLBACK):
+                vault.create(*memory)
+                embedder = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+                try:
+                    embedder.embed()
+                finally:
+                    embedder.close()
+                vault.sync()
+                eventually(lambda: vault.semantic_status().pending == 0, 60)
             assert titles(vault, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
     finally:
         vault.close()
