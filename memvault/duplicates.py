@@ -33,7 +33,8 @@ def near_duplicates(index: Index, store: VaultStore, limit: int) -> list[Duplica
     pairs: dict[tuple[str, str], DuplicatePair] = {}
     for (path,) in rows:
         body = _body(store, bodies, path)
-        for other in index.with_all_words(similar.longest_words(body, WORDS), CANDIDATES):
+        words = similar.longest_words(body, WORDS)
+        for other in index.with_all_words(words, CANDIDATES, similar.largest_alike(body)):
             key = (min(path, other), max(path, other))
             if other == path or key in pairs:
                 continue

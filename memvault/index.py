@@ -468,15 +468,16 @@ class Index:
         )
         return [(r[0], r[1]) for r in rows]
 
-    def with_all_words(self, words: list[str], limit: int) -> list[str]:
-        """Paths of notes containing every one of `words` (candidates for a duplicate)."""
+    def with_all_words(self, words: list[str], limit: int, largest: int) -> list[str]:
+        """Paths of notes of at most `largest` bytes containing every one of `words`
+        (candidates for a duplicate)."""
         if not words:
             return []
         expression = " AND ".join(f'"{w}"' for w in words)
         rows = self.query(
             f"SELECT DISTINCT n.path FROM notes_fts JOIN notes n ON n.rowid = {NOTE_OF_ROW}"
-            " WHERE notes_fts MATCH ? LIMIT ?",
-            (expression, limit),
+            " WHERE notes_fts MATCH ? AND n.size <= ? LIMIT ?",
+            (expression, largest, limit),
         )
         return [r[0] for r in rows]
 

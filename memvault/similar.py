@@ -26,6 +26,8 @@ SHORTLIST = 50
 NEAR_IDENTICAL = 0.9
 COMPARED = 20_000
 SHORT = 80
+# Bytes a note's frontmatter may take beside its text, for `largest_alike`.
+FRONTMATTER_ROOM = 1 << 16
 # Related by words (similar_mem without vectors): a memory's most frequent words of at least
 # four letters, stop words left out, at most this many, searched as one query (bm25 weighs
 # the rare ones up).
@@ -108,6 +110,15 @@ def content_similarity(a: str, b: str) -> float:
     if min(len(x), len(y)) < SHORT:
         return 1.0 if x == y else 0.0
     return fuzz.ratio(x, y) / 100
+
+
+def largest_alike(text: str) -> int:
+    """The largest file, in bytes, whose memory can be near-identical to `text`: its compared
+    text may be at most about 1.2 times as long (NEAR_IDENTICAL), and a file holds up to 4 bytes
+    a character, a frontmatter and whitespace the comparison collapses; room for all that twice
+    over. A duplicate check reads no note bigger (a 50 MB note holding every word was read and
+    compared on every write, about a second each)."""
+    return 8 * max(len(text), COMPARED) + FRONTMATTER_ROOM
 
 
 def longest_words(text: str, count: int) -> list[str]:

@@ -592,7 +592,8 @@ class VaultService:
         `replacing` for the last (a new memory superseding it may say the same)."""
         self._refuse_title(title, scope)
         words = similar.longest_words(content, DUPLICATE_WORDS)
-        for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES):
+        largest = similar.largest_alike(content)
+        for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES, largest):
             other = self._store.read(path)[0]
             if not _same_scope(other.scope, scope):
                 continue

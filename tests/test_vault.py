@@ -146,6 +146,29 @@ def test_duplicates_are_refused_with_the_existing_id(vault: VaultService) -> Non
     assert forced.path == "deploy-order-2.md"
 
 
+def test_the_duplicate_check_never_reads_a_note_too_big_to_be_alike(
+    vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hand-made note of several MB holds every word of a new memory: it cannot be
+    near-identical to it, so a write neither reads nor compares it (a 50 MB one cost each write
+    about a second), while a note of the new memory's size is still refused."""
+    text = "Run the database migrations before the deploy, never after: the old code must keep "
+    write_file(vault_dir, "big.md", "# Big\n\n" + (text + "working.\n") * 60_000)
+    vault.sync()
+    read: list[str] = []
+    real_read = VaultStore.read
+
+    def spy(store: VaultStore, path: str) -> object:
+        read.append(path)
+        return real_read(store, path)
+
+    monkeypatch.setattr(VaultStore, "read", spy)
+    vault.create("Deploy order", text + "working.")
+    assert "big.md" not in read
+    with pytest.raises(Duplicate, match="near-identical"):
+        vault.create("Another title", text + "running!")
+
+
 def test_two_files_with_one_name_are_ambiguous(vault: VaultService, vault_dir: Path) -> None:
     write_file(vault_dir, "a/note.md", "A\n")
     write_file(vault_dir, "b/note.md", "B\n")
