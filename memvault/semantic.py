@@ -183,13 +183,12 @@ class Semantic:
         embedded = len(self._loaded[2]) if self._loaded else len(store.embedded())
         return SemanticStatus(True, self.spec.key, "", embedded, len(store.notes()) - embedded)
 
-    def catch_up(self, progress: Progress | None = None, embed: bool = True) -> int:
+    def catch_up(self, progress: Progress | None = None) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
         done, in order; returns how many notes were embedded (fewer when stopped). A server
         keeps its vectors in memory in step and sends its batches to its worker; `memvault
         embed` never loads them (436 MB at 100k notes) and embeds on one worker a core (up to
-        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each.
-        Without `embed`, only notes whose vectors another process has saved are taken in."""
+        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each."""
         table: VectorTable | None = None
         if self._thread is None and self._loaded is None:
             embedder, store = self._embedder, self._vector_store
@@ -197,20 +196,14 @@ class Semantic:
                 self._known = store.embedded()
         else:
             embedder, store, table = self._ready()
-        notes = store.notes()
-        with self._lock:
-            for rowid in [r for r in self._known if r not in notes]:
-                if table is not None:
-                    table.remove(rowid)
-                del self._known[rowid]
-            todo = [r for r, h in notes.items() if self._known.get(r) != h]
+        todo = list(self._stale(store, table))
         shell = self._pool is None and len(todo) > BATCH
         cores = min(workers.parallelism(), SHELL_WORKERS) if shell else 0
         pool = workers.pool(cores) if cores > 1 else self._pool
         done = 0
         flight: deque[tuple[int, list[_Pending], Future[np.ndarray]]] = deque()
         try:
-            for position, batch in self._batches(store, todo, embed):
+            for position, batch in self._batches(store, todo):
                 flight.append((position, batch, self._embedding(embedder, pool, batch)))
                 while flight and (len(flight) >= max(cores, 1) or position == len(todo)):
                     at, finished, vectors = flight.popleft()
@@ -226,18 +219,45 @@ class Semantic:
                 pool.shutdown(cancel_futures=True)
         return done
 
-    def _batches(
-        self, store: VectorStore, todo: list[int], embed: bool
-    ) -> Iterator[tuple[int, list[_Pending]]]:
+    def _take_in(self) -> int:
+        """Publish to the vectors in memory the changed notes whose vectors another process of
+        the vault has saved (a server without the turn to embed): read from the index, with
+        no file read, no model run and nothing written; returns how many."""
+        import numpy as np
+
+        _embedder, store, table = self._ready()
+        taken = 0
+        for rowid, note_hash in self._stale(store, table).items():
+            rows = store.chunks(note_hash)
+            have = store.vectors(r.hash for r in rows)
+            if not rows or any(r.hash not in have for r in rows):
+                continue
+            with self._lock:
+                table.put(rowid, np.stack([have[r.hash] for r in rows]))
+                self._known[rowid] = note_hash
+            taken += 1
+        return taken
+
+    def _stale(self, store: VectorStore, table: VectorTable | None) -> dict[int, str]:
+        """The notes (rowid: content hash) whose vectors are missing or stale; notes gone
+        from the index are forgotten first, and dropped from `table` when there is one."""
+        notes = store.notes()
+        with self._lock:
+            for rowid in [r for r in self._known if r not in notes]:
+                if table is not None:
+                    table.remove(rowid)
+                del self._known[rowid]
+            return {r: h for r, h in notes.items() if self._known.get(r) != h}
+
+    def _batches(self, store: VectorStore, todo: list[int]) -> Iterator[tuple[int, list[_Pending]]]:
         """The notes to embed in batches of about BATCH chunks, each with the position of its
-        last note in `todo` (without `embed`, only those needing no model run); none once
-        stopped."""
+        last note in `todo`; none once stopped."""
         batch: list[_Pending] = []
         for position, rowid in enumerate(todo, start=1):
             if self._stop.is_set():
                 return
             pending = self._prepare(store, rowid)
-            if pending is not None and (embed or not pending.texts):
+            if pending is not None:
                 batch.append(pending)
             if sum(len(p.texts) for p in batch) >= BATCH or position == len(todo):
                 yield position, batch
@@ -338,15 +358,15 @@ class Semantic:
         return len(batch)
 
     def _run(self) -> None:
-        """The background thread: catch up, embedding when this process has the vault's turn
-        to embed (else taking in the vectors the process embedding the vault saved), then sleep
-        until woken or idle too long."""
+        """The background thread: catch up when this process has the vault's turn to embed,
+        else take in the vectors the process embedding the vault saved; then sleep until woken
+        or idle too long."""
         while not self._stop.is_set():
             try:
                 with self._store.embedding_turn() as ours:
-                    embedded = self.catch_up(embed=ours)
-                if embedded:
-                    log.info("semantic search: embedded %d notes", embedded)
+                    ready = self.catch_up() if ours else self._take_in()
+                if ready:
+                    log.info("semantic search: vectors of %d notes ready", ready)
             except Exception:
                 log.exception("semantic search: embedding failed; trying again later")
             self._wake.wait(IDLE_SECONDS)
