@@ -88,8 +88,7 @@ def admitted_sql(where: Filter, now: str) -> Statement | None:
     required, excluded = _terms(where)
     if not required:
         return None
-    expression = " AND ".join(f"({term})" for term in required)
-    expression += "".join(f" NOT ({term})" for term in excluded)
+    expression = _filtered(required[0], required[1:], excluded)
     return matches_sql(expression, where.archived is False, -1, now, period_sql(where))
 
 

@@ -584,8 +584,8 @@ class VaultService:
         title: str,
         content: str,
         scope: str | None,
-        replacing: str | None = None,
-        twins: list[Near] | None = None,
+        replacing: str | None,
+        twins: list[Near],
     ) -> None:
         """Duplicate if a memory of this scope has this title, near-identical content, or is
         one of the `twins` saying the same in other words (related.py), except the memory at
@@ -610,7 +610,7 @@ class VaultService:
                     ),
                     other.id,
                 )
-        for hit in related.reworded(self._index, twins or []):
+        for hit in related.reworded(self._index, twins):
             if _same_scope(hit.scope, scope) and hit.path != replacing:
                 raise Duplicate(
                     f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "

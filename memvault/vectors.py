@@ -186,11 +186,11 @@ def _admitted(
     """The rows of the notes a filter lets through (only `among` when given, never
     `leaving_out`), holes left out: one lookup in a table of note ids, not a sort."""
     keep = notes != _HOLE
+    top = int(notes.max(initial=0))
     for chosen, wanted in ((among, True), (leaving_out or None, False)):
         if chosen is None:
             continue
         ids = _array(chosen)
-        top = int(notes.max(initial=0))
         flags = np.full(top + 1, not wanted)
         flags[ids[(ids >= 0) & (ids <= top)]] = wanted
         keep &= flags[np.maximum(notes, 0)]
