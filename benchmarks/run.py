@@ -651,9 +651,9 @@ def bench_size(
         rows.append(bench_write(b, maker))
         rows.append(bench_http(b, maker))
         rows += bench_web(b, asked)
-        rows.append(bench_huge_note(b, asked))
         if size >= MIXED_FROM:
             rows += bench_mixed(b, asked, maker)
+        rows.append(bench_huge_note(b, asked))
     shutil.rmtree(work)
     return rows
 
