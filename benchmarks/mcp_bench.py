@@ -88,11 +88,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_http(vault: Path, index: Path, port: int, errlog: TextIO) -> subprocess.Popen[bytes]:
-    """`memvault serve --transport http` on 127.0.0.1:port, without watching."""
+def start_http(
+    vault: Path, index: Path, port: int, errlog: TextIO, processes: int = 1
+) -> subprocess.Popen[bytes]:
+    """`memvault serve --transport http` on 127.0.0.1:port in `processes`, without watching."""
     command = [MEMVAULT, *base_args(vault, index), "serve", "--transport", "http"]
     return subprocess.Popen(
-        [*command, "--port", str(port), "--no-watch"],
+        [*command, "--port", str(port), "--processes", str(processes), "--no-watch"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=errlog,

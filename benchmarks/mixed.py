@@ -17,6 +17,8 @@ import mcp_bench
 from workload import Query
 
 CLIENTS = 4
+# Server processes sharing the port (serve --processes): one a core of this 2-core machine.
+PROCESSES = 2
 SECONDS = 60.0
 # (kind, share of the calls in percent): the issue's mix.
 MIX = (("search", 50), ("read", 20), ("write", 15), ("append", 15))
@@ -41,18 +43,29 @@ class MixedLoad:
         return sum(len(t) for t in self.times.values())
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time a process has used so far (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def copies(pid: int) -> list[int]:
+    """A server process and the copies it forked (the children with its command line)."""
+    line = Path(f"/proc/{pid}/cmdline").read_bytes()
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid] + [int(c) for c in children if Path(f"/proc/{c}/cmdline").read_bytes() == line]
 
 
-def rss_mb(pid: int) -> float:
-    """A process's resident memory now, in MB (Linux)."""
-    for text in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if text.startswith("VmRSS:"):
-            return int(text.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU time processes have used so far (Linux)."""
+    total = 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def rss_mb(pids: list[int]) -> float:
+    """Processes' resident memory now, in MB (Linux)."""
+    total = 0.0
+    for pid in pids:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+        total += next(int(t.split()[1]) for t in lines if t.startswith("VmRSS:")) / 1024
+    return total
 
 
 class Calls:
@@ -127,19 +140,20 @@ def run_clients(port: int, calls: Calls, seconds: float, found: MixedLoad) -> No
 
 
 def mixed_load(vault: Path, index: Path, calls: Calls, seconds: float, errlog: TextIO) -> MixedLoad:
-    """CLIENTS clients on one `memvault serve --transport http` for `seconds`, after as many
-    for WARM_UP seconds (the server's caches and connections are then made: what grows after
-    is what the load costs)."""
+    """CLIENTS clients on one `memvault serve --transport http --processes PROCESSES` for
+    `seconds`, after as many for WARM_UP seconds (the server's caches and connections are then
+    made: what grows after is what the load costs). RSS and CPU are the processes' sums."""
     port = mcp_bench.free_port()
-    process = mcp_bench.start_http(vault, index, port, errlog)
+    process = mcp_bench.start_http(vault, index, port, errlog, PROCESSES)
     try:
         mcp_bench.wait_listening(port, process)
         run_clients(port, calls, WARM_UP, MixedLoad())
-        found = MixedLoad(rss_before=rss_mb(process.pid))
-        cpu_before = cpu_seconds(process.pid)
+        pids = copies(process.pid)
+        found = MixedLoad(rss_before=rss_mb(pids))
+        cpu_before = cpu_seconds(pids)
         run_clients(port, calls, seconds, found)
-        found.rss_after = rss_mb(process.pid)
-        found.server_cpu = cpu_seconds(process.pid) - cpu_before
+        found.rss_after = rss_mb(pids)
+        found.server_cpu = cpu_seconds(pids) - cpu_before
         return found
     finally:
         process.terminate()

@@ -6,31 +6,24 @@ process that runs no other thread, and spawns otherwise: both give the same resu
 spawned children just start slower (they import memvault afresh). `MEMVAULT_START_METHOD`
 forces a method, so the tests exercise the portable path on Linux too.
 
-A worker ends with the process that started it: on Linux the kernel kills it when its parent
-dies (PR_SET_PDEATHSIG); elsewhere a thread in it watches for the parent to go. A SIGKILLed
-`reindex` once left its workers running for good.
+A worker ends with the process that started it (parent.py).
 """
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
 import sys
 import threading
-import time
 from concurrent.futures import ProcessPoolExecutor
 
 from .errors import Invalid
+from .parent import end_with_parent
 
 START_METHOD_ENV = "MEMVAULT_START_METHOD"
 # Workers yield the cores to the main process, which is the critical path: they parse ahead.
 NICE = 10
-# prctl(2): send this process a signal when its parent dies.
-PR_SET_PDEATHSIG = 1
-# How often a worker without prctl looks whether its parent is still there, in seconds.
-PARENT_CHECK = 1.0
 
 
 def start_method() -> str:
@@ -68,27 +61,6 @@ def parallelism() -> int:
 def _start_worker(parent: int, low_priority: bool) -> None:
     """What each worker does first: tie its life to its parent's, and yield the cores to the
     parent if asked (where the platform has priorities)."""
-    if not _killed_with_parent():
-        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    if os.getppid() != parent:
-        os._exit(1)
+    end_with_parent(parent, signal.SIGKILL)
     if low_priority and hasattr(os, "nice"):
         os.nice(NICE)
-
-
-def _killed_with_parent() -> bool:
-    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def _watch_parent(parent: int) -> None:
-    """End this process once its parent is gone (it then has another parent)."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK)
-    os._exit(1)

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from memvault.server.transport import bind
+from memvault.listening import bind
 
 from .mcp_helpers import http_server
 

@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
+from dataclasses import dataclass
 from functools import partial
 from types import FrameType
 from typing import Any, cast
@@ -19,6 +20,7 @@ import click
 
 from ..config import Settings
 from ..interrupt import quit_at_once
+from ..listening import bind, fork_copies
 from ..vault import VaultService
 from . import main, settings_of
 
@@ -123,6 +125,14 @@ def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Default scope of the tools' reads and writes when a call names none "
     "(env MEMVAULT_SCOPE).",
 )
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="HTTP: server processes sharing the port; each runs tool calls under its own "
+    "Python lock, so one a core answers more calls at once.",
+)
 @http_limit_options
 @click.option("--no-watch", is_flag=True, help="Do not watch the vault for outside edits.")
 @click.pass_context
@@ -134,6 +144,7 @@ def serve(
     token: str | None,
     log_level: str,
     scope: str | None,
+    processes: int,
     header_timeout: float,
     idle_timeout: int,
     max_connections: int,
@@ -143,50 +154,67 @@ def serve(
 
     The index is synced with the files at start and, unless --no-watch, kept in step while
     serving by watching the vault for edits made in Obsidian or any other program."""
+    if processes > 1 and transport != "http":
+        raise click.BadParameter("more than 1 needs --transport http", param_hint="--processes")
     logging.getLogger().setLevel(log_level)
     settings = settings_of(ctx)
     limits = (header_timeout, idle_timeout, max_connections)
+    listen = Listen(host, port, token, processes, limits) if transport == "http" else None
     with suppress(KeyboardInterrupt):  # Ctrl-C: a normal stop, exit 0
-        run_server(settings, transport, host, port, token, log_level, limits, not no_watch, scope)
+        run_server(settings, listen, log_level, not no_watch, scope)
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Serve over HTTP: where, with which token, in how many processes, within which limits
+    (header timeout, idle timeout, connections)."""
+
+    host: str
+    port: int
+    token: str | None
+    processes: int
+    limits: tuple[float, int, int]
 
 
 def run_server(
     settings: Settings,
-    transport: str,
-    host: str,
-    port: int,
-    token: str | None,
+    listen: Listen | None,
     log_level: str,
-    limits: tuple[float, int, int],
     watch: bool,
     scope: str | None = None,
 ) -> None:
-    """Start the vault and serve it until stopped (`scope`: the tools' default scope); over
-    HTTP the port is taken before the "serving" line, so a busy one is the only thing said."""
+    """Start the vault and serve it until stopped, over HTTP as `listen` says or else stdio
+    (`scope`: the tools' default scope). Over HTTP the port is taken first, so a busy one is
+    the only thing said, and then the server's copies are forked (listening.py)."""
     # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
     # that): unwinding through the worker pool below would end with a traceback.
     signal.signal(signal.SIGINT, quit_at_once)
+    http = None if listen is None else (listen, bind(listen.host, listen.port))
+    copy = 0 if listen is None else fork_copies(listen.processes)
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
     # of a second each at 100k notes, which no other command pays (hence the import here).
     starting = VaultService.start(settings)
     from ..server import LogLevel, build_server
     from ..server.connections import HttpLimits
-    from ..server.transport import MCP_PATH, bind, serve_http, serve_stdio
+    from ..server.transport import MCP_PATH, serve_http, serve_stdio
 
     vault, done = starting.finish()
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    for line in done.lines():
+    for line in done.lines() if copy == 0 else []:
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, watch):
         server = build_server(
             vault, cast(LogLevel, log_level), settings.context, scope or None, settings.agent
         )
         signal.signal(signal.SIGTERM, partial(stop, vault))
-        if transport == "http":
-            listening = bind(host, port)
-            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}{MCP_PATH}"
-            announce(str(vault.root), url, bool(token))
-            serve_http(server, vault, listening, host, token, HttpLimits(*limits))
+        if http is not None:
+            listen, listening = http
+            host = listen.host if ":" not in listen.host else f"[{listen.host}]"
+            url = f"http://{host}:{listen.port}{MCP_PATH}"
+            if copy == 0:
+                announce(str(vault.root), url, bool(listen.token))
+            limits = HttpLimits(*listen.limits)
+            serve_http(server, vault, listening, listen.host, listen.token, limits)
             return
         announce(str(vault.root), None, False)
         serve_stdio(server)

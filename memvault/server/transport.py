@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import hmac
 import logging
 import socket
@@ -14,7 +13,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import MemvaultError
 from ..vault import VaultService
 from .connections import AnswerGet, HttpLimits, limited_protocol
 from .single_post import SinglePost
@@ -93,27 +91,6 @@ class ByPath:
             await self.mcp(scope, receive, send)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """Bind the listening socket ourselves, so a busy port is one clear error. It is made as
-    TCP with Nagle's algorithm off: asyncio's loop turns Nagle off only on sockets made as TCP
-    (protocol 6, not 0), and with it on a client that keeps its connection waited for a delayed
-    ACK, about 40 ms a call."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise MemvaultError(
-                f"port {port} on {host} is already in use; stop the other server or pass --port"
-            ) from exc
-        raise MemvaultError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
-    return sock
-
-
 def serve_http(
     server: MCPServer,
     vault: VaultService,
@@ -122,7 +99,7 @@ def serve_http(
     token: str | None,
     limits: HttpLimits,
 ) -> None:
-    """Serve /mcp and the web page on the socket `bind` made for host until stopped, within
+    """Serve /mcp and the web page on the socket listening.bind made for host until stopped, within
     `limits` (connections.py)."""
     config = uvicorn.Config(
         http_app(server, host, token, vault),

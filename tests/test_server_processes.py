@@ -1,0 +1,74 @@
+"""serve --processes: copies of an HTTP server share its port (a real server, real MCP client
+sessions), answer from one index, and stop when the first one goes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .mcp_helpers import MEMVAULT, http_server, http_session, server_env, structured
+
+WAIT = 20  # seconds the copies have to stop: generous, not a timing assertion
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def copies(pid: int) -> list[int]:
+    """A server process and the children that run its command line (Linux's /proc)."""
+    line = Path(f"/proc/{pid}/cmdline").read_bytes()
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid] + [int(c) for c in children if Path(f"/proc/{c}/cmdline").read_bytes() == line]
+
+
+def running(pid: int) -> bool:
+    """Whether a process exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads Linux's /proc")
+async def test_copies_share_the_port_and_stop_when_the_first_goes(vault_dir: Path) -> None:
+    with http_server(vault_dir, "--processes", "2") as (url, process):
+        pids = copies(process.pid)
+        assert len(pids) == 2
+        async with http_session(url) as session:
+            written = structured(
+                await session.call_tool(
+                    "write_mem", {"title": "Shared port", "content": "Copies share the index."}
+                )
+            )
+        for _ in range(6):  # a new connection each: whichever copy takes it knows the memory
+            async with http_session(url) as session:
+                found = structured(await session.call_tool("search_mem", {"query": "copies"}))
+                assert [hit["id"] for hit in found["results"]] == [written["id"]]
+        os.kill(process.pid, signal.SIGKILL)
+        deadline = time.monotonic() + WAIT
+        while running(pids[1]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running(pids[1])
+
+
+def test_more_than_one_process_needs_http(vault_dir: Path) -> None:
+    done = subprocess.run(
+        [*MEMVAULT, "--vault", str(vault_dir), "serve", "--processes", "2"],
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(
+        "error: Invalid value for --processes: more than 1 needs --transport http (see `"
+    )
