@@ -37,7 +37,10 @@ def running(pid: int) -> bool:
 
 
 @pytest.mark.anyio
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads Linux's /proc")
+@pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
+    reason="finds the copies in Linux's /proc",
+)
 async def test_copies_share_the_port_and_stop_when_the_first_goes(vault_dir: Path) -> None:
     with http_server(vault_dir, "--processes", "2") as (url, process):
         pids = copies(process.pid)
