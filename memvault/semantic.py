@@ -223,8 +223,6 @@ class Semantic:
         """Publish to the vectors in memory the changed notes whose vectors another process of
         the vault has saved (a server without the turn to embed): read from the index, with
         no file read, no model run and nothing written; returns how many."""
-        import numpy as np
-
         _embedder, store, table = self._ready()
         taken = 0
         for rowid, note_hash in self._stale(store, table).items():
@@ -232,9 +230,7 @@ class Semantic:
             have = store.vectors(r.hash for r in rows)
             if not rows or any(r.hash not in have for r in rows):
                 continue
-            with self._lock:
-                table.put(rowid, np.stack([have[r.hash] for r in rows]))
-                self._known[rowid] = note_hash
+            self._publish(table, rowid, note_hash, [have[r.hash] for r in rows])
             taken += 1
         return taken
 
@@ -341,8 +337,6 @@ class Semantic:
     ) -> int:
         """Save a batch's vectors (those it found and those made for it), and publish them to
         the vectors in memory when this process holds them."""
-        import numpy as np
-
         texts = [(p, h) for p in batch for h in p.texts]
         for (pending, digest), vector in zip(texts, made, strict=True):
             pending.vectors[digest] = vector
@@ -350,12 +344,21 @@ class Semantic:
             store.save(
                 pending.note_hash, pending.rows, {h: pending.vectors[h] for h in pending.texts}
             )
-            with self._lock:
-                if table is not None:
-                    vectors = np.stack([pending.vectors[r.hash] for r in pending.rows])
-                    table.put(pending.rowid, vectors)
-                self._known[pending.rowid] = pending.note_hash
+            vectors = [pending.vectors[r.hash] for r in pending.rows]
+            self._publish(table, pending.rowid, pending.note_hash, vectors)
         return len(batch)
+
+    def _publish(
+        self, table: VectorTable | None, rowid: int, note_hash: str, vectors: list[np.ndarray]
+    ) -> None:
+        """A note's chunk vectors, in chunk order, into the vectors in memory (when this
+        process holds them), and its content hash into what those vectors follow."""
+        import numpy as np
+
+        with self._lock:
+            if table is not None:
+                table.put(rowid, np.stack(vectors))
+            self._known[rowid] = note_hash
 
     def _run(self) -> None:
         """The background thread: catch up when this process has the vault's turn to embed,
