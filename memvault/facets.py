@@ -40,7 +40,7 @@ def note_facets(
     tokens = list(_hierarchy("category", folder)) if folder else []
     for tag in tags:
         tokens += _hierarchy("tag", tag)
-    tokens.append(_token("scope", _fold(scope)) if scope else _token("global", ""))
+    tokens.append(_scope_token(scope))
     tokens += (_property(key, value) for key, value in properties)
     if archived(folder):
         tokens.append(_token("archived", ""))
@@ -83,6 +83,15 @@ def filter_terms(
     if not superseded_too:
         excluded.append(_term(_token("superseded", "")))
     return required, excluded
+
+
+def scopes_term(scopes: Iterable[str | None]) -> str:
+    """The term the notes of exactly these scopes match (None among them: the global ones)."""
+    return _any([_scope_token(scope) for scope in scopes])
+
+
+def _scope_token(scope: str | None) -> str:
+    return _token("scope", _fold(scope)) if scope else _token("global", "")
 
 
 def _fold(text: str) -> str:

@@ -31,6 +31,7 @@ from . import clock, resolution
 from .config import QUERY_TIMEOUT
 from .document import parse_document
 from .errors import TooSlow
+from .facets import scopes_term
 from .markdown import Link
 from .model import VERSION_LENGTH, Memory, content_hash, memory_from
 from .ranking import relevance
@@ -468,12 +469,20 @@ class Index:
         )
         return [(r[0], r[1]) for r in rows]
 
-    def with_all_words(self, words: list[str], limit: int, largest: int) -> list[str]:
+    def with_all_words(
+        self,
+        words: list[str],
+        limit: int,
+        largest: int,
+        scopes: Iterable[str | None] | None = None,
+    ) -> list[str]:
         """Paths of notes of at most `largest` bytes containing every one of `words`
-        (candidates for a duplicate)."""
+        (candidates for a duplicate), of any scope or only of `scopes` (None among them: the
+        global notes)."""
         if not words:
             return []
-        expression = " AND ".join(f'"{w}"' for w in words)
+        terms = [f'"{w}"' for w in words]
+        expression = " AND ".join(terms if scopes is None else [*terms, scopes_term(scopes)])
         rows = self.query(
             f"SELECT DISTINCT n.path FROM notes_fts JOIN notes n ON n.rowid = {NOTE_OF_ROW}"
             " WHERE notes_fts MATCH ? AND n.size <= ? LIMIT ?",

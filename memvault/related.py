@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 # chunk says the same thing in other words: measured on benchmarks/quality/duplicates.json
 # (benchmarks/duplicates.py), between the paraphrased pairs and the merely related ones.
 SAME_MEANING = 0.75
-# How many of the nearest notes the duplicate guard weighs (it keeps those of the new scope).
+# How many of the nearest notes the duplicate guard asks for first; more while they are all
+# SAME_MEANING close (it keeps those of the new scope, which closer ones elsewhere may outnumber).
 NEAREST = 5
 # The guard compares by meaning only memories this short (title and text, in words): a short
 # gotcha reworded slips past the comparison of texts, and a short embedding costs 4-12 ms
@@ -42,14 +43,20 @@ def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where:
 
 
 def twins(semantic: Semantic, title: str, content: str) -> list[Near]:
-    """The notes a new short memory's first chunk is SAME_MEANING close to, nearest first;
+    """Every note a new short memory's first chunk is SAME_MEANING close to, nearest first;
     none for a memory over SHORT_WORDS words, or when the vault has no vectors (the model is
     off or nothing is embedded). A write looks for them before it takes the vault lock, so
     neither the model's run nor the product over every vector holds up other writers."""
     if len(f"{title} {content}".split()) > SHORT_WORDS or not semantic.has_vectors():
         return []
     vector = semantic.passage(title, content)
-    return [n for n in semantic.nearest_to(vector, NEAREST, None) if n.score >= SAME_MEANING]
+    wanted = NEAREST
+    while True:
+        near = semantic.nearest_to(vector, wanted, None)
+        close = [n for n in near if n.score >= SAME_MEANING]
+        if len(close) < wanted:
+            return close
+        wanted *= 4
 
 
 def reworded(index: Index, twins: list[Near]) -> list[SearchHit]:

@@ -130,8 +130,8 @@ class Semantic:
         self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
     ) -> list[Near]:
         """The notes closest to `text` by their best chunk, among the admitted ones."""
-        embedder, _store, _table = self._ready()
-        return self.nearest_to(embedder.query(text), limit, among, leaving_out)
+        embedder, _store, table = self._ready()
+        return table.nearest(embedder.query(text), limit, among, leaving_out)
 
     def nearest_to(
         self,

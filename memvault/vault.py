@@ -593,10 +593,8 @@ class VaultService:
         self._refuse_title(title, scope)
         words = similar.longest_words(content, DUPLICATE_WORDS)
         largest = similar.largest_alike(content)
-        for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES, largest):
+        for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES, largest, [scope]):
             other = self._store.read(path)[0]
-            if not _same_scope(other.scope, scope):
-                continue
             score = similar.content_similarity(content, other.body)
             if score >= similar.NEAR_IDENTICAL:
                 raise Duplicate(

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from memvault import related
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.embedding import Embedder
 from memvault.errors import Duplicate, NotFound
 from memvault.records import Filter
-from memvault.vault import VaultService
+from memvault.vault import DUPLICATE_CANDIDATES, VaultService
 from memvault.vectors import Near, VectorTable
 
 from .conftest import write_file
@@ -155,6 +156,33 @@ def test_a_merely_related_memory_or_another_scope_is_kept(embedded: VaultService
     embedded.embed()
     assert embedded.create(*RELATED, category="gotcha").title == RELATED[0]
     assert embedded.create(*REWORDED, scope="other-project").title == REWORDED[0]
+
+
+def test_a_twin_in_this_scope_is_not_hidden_by_closer_ones_in_other_scopes(
+    embedded: VaultService,
+) -> None:
+    """The guard weighs every note at SAME_MEANING or closer, not the nearest few: the same
+    gotcha saved in more other scopes than the guard first looks at is closer than its
+    rewording in this scope, and the rewording is still found."""
+    first = embedded.create(*REWORDED, category="gotcha")
+    for n in range(related.NEAREST + 1):
+        embedded.create(*GOTCHA, category="gotcha", scope=f"project-{n}")
+    embedded.embed()
+    with pytest.raises(Duplicate, match="in other words") as refused:
+        embedded.create(*GOTCHA, category="gotcha")
+    assert refused.value.existing_id == first.id
+
+
+def test_a_copy_in_this_scope_is_not_hidden_by_copies_in_other_scopes(vault: VaultService) -> None:
+    """The comparison of texts looks for candidates in the new memory's scope only: copies in
+    other scopes, more than it reads, do not hide the one in this scope."""
+    text = " ".join(f"Step {n}: rotate the staging credentials before the audit." for n in range(9))
+    for n in range(DUPLICATE_CANDIDATES + 1):
+        vault.create(f"Audit steps {n}", text, scope=f"team-{n}")
+    first = vault.create("Audit steps", text, scope="ops")
+    with pytest.raises(Duplicate, match="near-identical") as refused:
+        vault.create("Before the audit", text, scope="ops")
+    assert refused.value.existing_id == first.id
 
 
 def test_only_a_short_memory_is_compared_by_meaning(embedded: VaultService) -> None:
