@@ -11,6 +11,7 @@ socket is taken, and the copies made, before the vault opens.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import signal
 import socket
@@ -18,6 +19,8 @@ import threading
 
 from .errors import Invalid, MemvaultError
 from .parent import end_with_parent
+
+log = logging.getLogger(__name__)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -41,19 +44,44 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def fork_copies(count: int) -> int:
+def fork_copies(count: int) -> tuple[int, list[int]]:
     """Fork `count` - 1 copies of this process; which one this is (0: the first, which the
-    others end with: each gets SIGTERM, a normal stop, when it dies). Call it before any thread
-    or child process starts: a fork copies the calling thread alone."""
+    others end with: each gets SIGTERM, a normal stop, when it dies) and, in the first, the
+    others' pids. Call it before any thread or child process starts: a fork copies the calling
+    thread alone."""
     if count == 1:
-        return 0
+        return 0, []
     if not hasattr(os, "fork"):
         raise Invalid("--processes above 1 needs a system with fork (Linux, macOS); use 1")
     if threading.active_count() != 1:
         raise RuntimeError("fork_copies needs a process running one thread")
-    first = os.getpid()
+    first, others = os.getpid(), []
     for number in range(1, count):
-        if os.fork() == 0:
+        pid = os.fork()
+        if pid == 0:
             end_with_parent(first, signal.SIGTERM)
-            return number
-    return 0
+            return number, []
+        others.append(pid)
+    return 0, others
+
+
+def watch_copies(pids: list[int]) -> None:
+    """In the first process: collect each copy when it ends, so that none stays a zombie, and
+    log one that died (a copy stopped normally exits 0); the others go on serving the port."""
+    for pid in pids:
+        threading.Thread(target=_collect, args=(pid,), name=f"copy-{pid}", daemon=True).start()
+
+
+def _collect(pid: int) -> None:
+    """Wait for one copy to end; a warning unless it stopped normally."""
+    try:
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    except ChildProcessError:
+        return
+    if code < 0:
+        how = f"killed by signal {-code}, {signal.strsignal(-code)}"
+    elif code:
+        how = f"exit code {code}"
+    else:
+        return
+    log.warning("server copy %d ended (%s); the other copies go on serving the port", pid, how)

@@ -62,6 +62,28 @@ async def test_copies_share_the_port_and_stop_when_the_first_goes(vault_dir: Pat
         assert not running(pids[1])
 
 
+@pytest.mark.anyio
+@pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
+    reason="finds the copies in Linux's /proc",
+)
+async def test_a_copy_that_dies_is_collected_and_reported(vault_dir: Path) -> None:
+    """The first process collects a copy that died (no zombie left) and says so on stderr;
+    it goes on serving the port."""
+    with http_server(vault_dir, "--processes", "2") as (url, process):
+        _first, copy = copies(process.pid)
+        os.kill(copy, signal.SIGKILL)
+        deadline = time.monotonic() + WAIT
+        while Path(f"/proc/{copy}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{copy}").exists()
+        async with http_session(url) as session:
+            assert "date" in structured(await session.call_tool("get_current_date", {}))
+        process.terminate()
+        _out, err = process.communicate(timeout=WAIT)
+    assert f"server copy {copy} ended (killed by signal 9, Killed); the other copies go on" in err
+
+
 def test_more_than_one_process_needs_http(vault_dir: Path) -> None:
     done = subprocess.run(
         [*MEMVAULT, "--vault", str(vault_dir), "serve", "--processes", "2"],

@@ -21,7 +21,7 @@ import click
 from ..arenas import fewer_arenas
 from ..config import Settings
 from ..interrupt import quit_at_once
-from ..listening import bind, fork_copies
+from ..listening import bind, fork_copies, watch_copies
 from ..vault import VaultService
 from . import main, settings_of
 
@@ -193,7 +193,7 @@ def run_server(
     signal.signal(signal.SIGINT, quit_at_once)
     fewer_arenas()
     http = None if listen is None else (listen, bind(listen.host, listen.port))
-    copy = 0 if listen is None else fork_copies(listen.processes)
+    copy, others = (0, []) if listen is None else fork_copies(listen.processes)
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
     # of a second each at 100k notes, which no other command pays (hence the import here).
     starting = VaultService.start(settings)
@@ -202,6 +202,7 @@ def run_server(
     from ..server.transport import MCP_PATH, serve_http, serve_stdio
 
     vault, done = starting.finish()
+    watch_copies(others)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for line in done.lines() if copy == 0 else []:
         click.echo(f"memvault: {line}", err=True)
