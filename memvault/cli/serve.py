@@ -18,7 +18,6 @@ from typing import Any, cast
 
 import click
 
-from ..arenas import fewer_arenas
 from ..config import Settings
 from ..interrupt import quit_at_once
 from ..listening import bind, fork_copies, watch_copies
@@ -186,12 +185,10 @@ def run_server(
 ) -> None:
     """Start the vault and serve it until stopped, over HTTP as `listen` says or else stdio
     (`scope`: the tools' default scope). Over HTTP the port is taken first, so a busy one is
-    the only thing said, and then the server's copies are forked (listening.py). Its threads
-    share two malloc arenas (arenas.py)."""
+    the only thing said, and then the server's copies are forked (listening.py)."""
     # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
     # that): unwinding through the worker pool below would end with a traceback.
     signal.signal(signal.SIGINT, quit_at_once)
-    fewer_arenas()
     http = None if listen is None else (listen, bind(listen.host, listen.port))
     copy, others = (0, []) if listen is None else fork_copies(listen.processes)
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
