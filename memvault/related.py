@@ -18,9 +18,6 @@ if TYPE_CHECKING:
 # chunk says the same thing in other words: measured on benchmarks/quality/duplicates.json
 # (benchmarks/duplicates.py), between the paraphrased pairs and the merely related ones.
 SAME_MEANING = 0.75
-# How many of the nearest notes the duplicate guard asks for first; more while they are all
-# SAME_MEANING close (it keeps those of the new scope, which closer ones elsewhere may outnumber).
-NEAREST = 5
 # The guard compares by meaning only memories this short (title and text, in words): a short
 # gotcha reworded slips past the comparison of texts, and a short embedding costs 4-12 ms
 # (15-50 words) where a full chunk costs 25 ms on the write's path.
@@ -49,14 +46,7 @@ def twins(semantic: Semantic, title: str, content: str) -> list[Near]:
     neither the model's run nor the product over every vector holds up other writers."""
     if len(f"{title} {content}".split()) > SHORT_WORDS or not semantic.has_vectors():
         return []
-    vector = semantic.passage(title, content)
-    wanted = NEAREST
-    while True:
-        near = semantic.nearest_to(vector, wanted, None)
-        close = [n for n in near if n.score >= SAME_MEANING]
-        if len(close) < wanted:
-            return close
-        wanted *= 4
+    return semantic.within(semantic.passage(title, content), SAME_MEANING)
 
 
 def reworded(index: Index, twins: list[Near]) -> list[SearchHit]:

@@ -133,16 +133,10 @@ class Semantic:
         embedder, _store, table = self._ready()
         return table.nearest(embedder.query(text), limit, among, leaving_out)
 
-    def nearest_to(
-        self,
-        vector: np.ndarray,
-        limit: int,
-        among: Collection[int] | None,
-        leaving_out: Collection[int] = (),
-    ) -> list[Near]:
-        """The notes closest to a vector by their best chunk, among the admitted ones."""
+    def within(self, vector: np.ndarray, at_least: float) -> list[Near]:
+        """Every note whose best chunk is at least `at_least` close to a vector, best first."""
         _embedder, _store, table = self._ready()
-        return table.nearest(vector, limit, among, leaving_out)
+        return table.within(vector, at_least)
 
     def related(
         self, rowid: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]

@@ -110,10 +110,8 @@ class VectorTable:
     ) -> list[Near]:
         """The `limit` notes whose best chunk is closest to `query` (cosine, best first), only
         notes in `among` when it is given, never those in `leaving_out`."""
-        with self._lock:
-            size = self._size
-            matrix, notes, seqs = self._matrix[:size], self._notes[:size], self._seqs[:size]
-        if not size or limit <= 0:
+        matrix, notes, seqs = self._view()
+        if not len(matrix) or limit <= 0:
             return []
         rows = _admitted(notes, among, leaving_out)
         scores = _product(matrix, rows, query)
@@ -123,6 +121,22 @@ class VectorTable:
             if len(best) == limit or wanted >= len(rows):
                 return best
             wanted *= 4
+
+    def within(self, query: Vectors, at_least: float) -> list[Near]:
+        """Every note whose best chunk is at least `at_least` close to `query` (cosine), best
+        first, however many: one product over the matrix."""
+        matrix, notes, seqs = self._view()
+        rows = _admitted(notes, None, ())
+        scores = _product(matrix, rows, query)
+        close = scores >= at_least
+        count = len(np.unique(notes[rows[close]]))
+        return _best_notes(rows, scores, notes, seqs, count, int(close.sum())) if count else []
+
+    def _view(self) -> tuple[Vectors, npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+        """The filled rows of the matrix, with each row's note and chunk number."""
+        with self._lock:
+            size = self._size
+            return self._matrix[:size], self._notes[:size], self._seqs[:size]
 
     def related(
         self, note: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from memvault import related
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.embedding import Embedder
@@ -125,7 +124,7 @@ def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
     first = embedded.create(*GOTCHA, category="gotcha")
     embedded.embed()
     held: list[tuple[str, bool]] = []
-    embed, nearest = Embedder.passages, VectorTable.nearest
+    embed, within = Embedder.passages, VectorTable.within
 
     def embedding(self: Embedder, texts: Sequence[str]) -> np.ndarray:
         held.append(("model", vault_locked(vault_dir)))
@@ -133,10 +132,10 @@ def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
 
     def looking(self: VectorTable, *args: Any) -> list[Near]:
         held.append(("lookup", vault_locked(vault_dir)))
-        return nearest(self, *args)
+        return within(self, *args)
 
     monkeypatch.setattr(Embedder, "passages", embedding)
-    monkeypatch.setattr(VectorTable, "nearest", looking)
+    monkeypatch.setattr(VectorTable, "within", looking)
     with pytest.raises(Duplicate) as refused:
         embedded.write(*REWORDED, category="gotcha")
     assert refused.value.existing_id == first.id
@@ -162,10 +161,10 @@ def test_a_twin_in_this_scope_is_not_hidden_by_closer_ones_in_other_scopes(
     embedded: VaultService,
 ) -> None:
     """The guard weighs every note at SAME_MEANING or closer, not the nearest few: the same
-    gotcha saved in more other scopes than the guard first looks at is closer than its
+    gotcha saved in six other scopes (more than the five it once looked at) is closer than its
     rewording in this scope, and the rewording is still found."""
     first = embedded.create(*REWORDED, category="gotcha")
-    for n in range(related.NEAREST + 1):
+    for n in range(6):
         embedded.create(*GOTCHA, category="gotcha", scope=f"project-{n}")
     embedded.embed()
     with pytest.raises(Duplicate, match="in other words") as refused:

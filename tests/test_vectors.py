@@ -26,6 +26,17 @@ def test_a_note_scores_as_its_best_chunk() -> None:
     assert (found[0].score, found[0].chunk) == (float(unit(1, 0.1) @ unit(1, 0)), 1)
 
 
+def test_within_gives_every_note_that_close_once_best_first() -> None:
+    table = VectorTable(2)
+    for note in range(40):  # more notes that close than a nearest-few lookup would read
+        table.put(note, np.stack([unit(1, note / 100), unit(note / 100, 1)]))
+    table.put(99, np.stack([unit(0, 1)]))
+    found = table.within(unit(1, 0), 0.9)
+    assert [near.note for near in found] == list(range(40))
+    assert all(near.chunk == 0 and near.score >= 0.9 for near in found)
+    assert table.within(unit(-1, 0), 0.5) == []
+
+
 def test_replaced_and_removed_notes_leave_no_trace_even_after_compaction() -> None:
     table = VectorTable(2)
     for note in range(3000):
