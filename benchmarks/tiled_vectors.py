@@ -50,14 +50,16 @@ def main(argv: list[str] | None = None) -> None:
     top = int(stored.notes.max()) + 1
     tiled_notes = np.concatenate([stored.notes + k * top for k in range(args.times)])
     spare = int(len(tiled_notes) * ROOM)
-    matrix = np.zeros((len(tiled_notes) + spare, embedder.dimensions), dtype=np.float32)
+    matrix = np.zeros((len(tiled_notes) + spare, embedder.dimensions), dtype=np.int8)
     matrix[: len(tiled_notes)] = np.tile(stored.matrix[:rows], (args.times, 1))
+    scales = np.zeros(len(matrix), dtype=np.float32)
+    scales[: len(tiled_notes)] = np.tile(stored.scales[:rows], args.times)
     table = VectorTable(embedder.dimensions)
     started = time.perf_counter()
-    table.load(tiled_notes, matrix)
+    table.load(tiled_notes, matrix, scales)
     print(
         f"tiled x{args.times}: {len(tiled_notes):,} rows of {len(table):,} notes, "
-        f"{matrix.nbytes / 2**20:.0f} MB float32 (with room); table built in "
+        f"{matrix.nbytes / 2**20:.0f} MB int8 (with room); table built in "
         f"{time.perf_counter() - started:.2f} s"
     )
     asked = queries(args.vault, args.seed, args.queries)

@@ -14,7 +14,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Collection, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -70,6 +70,7 @@ class Semantic:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pool: ProcessPoolExecutor | None = None
+        self._asker = ThreadPoolExecutor(workers.parallelism() or 1, "memvault-meaning")
 
     @cached_property
     def _model(self) -> tuple[ModelSpec | None, str]:
@@ -118,13 +119,15 @@ class Semantic:
         self._wake.set()
 
     def close(self) -> None:
-        """Stop the background thread after its current batch (already saved ones stay)."""
+        """Stop the background thread after its current batch (already saved ones stay), and
+        the threads of the searches."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join()
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
+        self._asker.shutdown()
 
     def nearest(
         self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
@@ -132,6 +135,14 @@ class Semantic:
         """The notes closest to `text` by their best chunk, among the admitted ones."""
         embedder, _store, table = self._ready()
         return table.nearest(embedder.query(text), limit, among, leaving_out)
+
+    def nearest_soon(
+        self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
+    ) -> Future[list[Near]]:
+        """`nearest` in a thread of its own, so that a hybrid search's full-text side runs
+        meanwhile: the model, the product and SQLite each let go of the GIL, so on two cores a
+        search waits for the slower side, not for both one after the other."""
+        return self._asker.submit(self.nearest, text, limit, among, leaving_out)
 
     def within(self, vector: np.ndarray, at_least: float) -> list[Near]:
         """Every note whose best chunk is at least `at_least` close to a vector, best first."""
@@ -255,10 +266,11 @@ class Semantic:
 
     @cached_property
     def _embedder(self) -> Embedder:
-        """The model, ready to run (made at its first need)."""
+        """The model, ready to run (made at its first need), on every core: what it embeds
+        here, someone waits for."""
         if self.spec is None:
             raise Unavailable(self.reason)
-        return Embedder(self.spec)
+        return Embedder(self.spec, threads=workers.parallelism() or 1)
 
     @cached_property
     def _vector_store(self) -> VectorStore:
@@ -281,7 +293,7 @@ class Semantic:
                 embedder, store = self._embedder, self._vector_store
                 table = VectorTable(embedder.dimensions)
                 stored = store.every_vector(embedder.dimensions, ROOM)
-                table.load(stored.notes, stored.matrix)
+                table.load(stored.notes, stored.matrix, stored.scales)
                 self._known.update(stored.hashes)
                 self._loaded = (embedder, store, table)
             return self._loaded
@@ -331,8 +343,10 @@ class Semantic:
     ) -> int:
         """Save a batch's vectors (those it found and those made for it), and publish them to
         the vectors in memory when this process holds them."""
+        from .vector_store import as_stored
+
         texts = [(p, h) for p in batch for h in p.texts]
-        for (pending, digest), vector in zip(texts, made, strict=True):
+        for (pending, digest), vector in zip(texts, as_stored(made), strict=True):
             pending.vectors[digest] = vector
         for pending in batch:
             store.save(

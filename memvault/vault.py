@@ -310,9 +310,10 @@ class VaultService:
             return SearchPage([], 0)
         among, leaving_out = self._index.admitted(where)
         count = max(CANDIDATES, wanted)
-        near = self._semantic.nearest(query, count, among, leaving_out)
+        meaning = self._semantic.nearest_soon(query, count, among, leaving_out)
         words = self._index.candidates(query, where, count) if hybrid else []
         held = self._index.share_held(words[0].rowid, query) if words else 1.0
+        near = meaning.result()
         ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near], held)
         snippets = {m.rowid: m.snippet for m in words}
         chunk_of = {n.note: n.chunk for n in near}

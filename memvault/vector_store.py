@@ -4,7 +4,7 @@ A note's chunks are stored by the hash of its file's content (`chunk_maps`), a c
 by the hash of its text and the model (`embeddings`). Both are kept through rebuilds and follow
 content, not paths: a rename, a `memvault reindex` or a copied vault finds its vectors again,
 and only text no model run has seen is embedded. Vectors are float16 (half the size of float32,
-and the cosine changes in the fourth decimal).
+and the cosine changes in the fourth decimal); a server holds them as int8 (vectors.py).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .index import Index
+from .vectors import quantise
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -34,12 +35,13 @@ class ChunkRow:
 @dataclass(frozen=True)
 class StoredVectors:
     """Every complete note's chunk vectors: `notes` names each row's note (a note's rows
-    together, in chunk order), `hashes` each note's content hash, and `matrix` holds the rows
-    first and spare rows after them."""
+    together, in chunk order), `hashes` each note's content hash, and `matrix` holds the rows,
+    quantised with their `scales` (vectors.quantise), first and spare rows after them."""
 
     notes: npt.NDArray[np.int64]
     hashes: dict[int, str]
-    matrix: npt.NDArray[np.float32]
+    matrix: npt.NDArray[np.int8]
+    scales: npt.NDArray[np.float32]
 
 
 class VectorStore:
@@ -109,11 +111,12 @@ class VectorStore:
 
     def every_vector(self, dimensions: int, room: float) -> StoredVectors:
         """Every note whose chunks all have this model's vectors, as a server loads them: one
-        read of the tables, each batch of blobs joined and decoded at once into a matrix with
-        `room` (a share of its rows) to spare for the notes embedded later."""
+        read of the tables, each batch of blobs joined, decoded and quantised at once into a
+        matrix with `room` (a share of its rows) to spare for the notes embedded later."""
         join = " FROM notes n JOIN chunk_maps c ON c.note_hash = n.hash"
         total = int(self._index.query(f"SELECT count(*){join}")[0][0])
-        matrix = np.empty((total + int(total * room) + 1, dimensions), dtype=np.float32)
+        matrix = np.zeros((total + int(total * room) + 1, dimensions), dtype=np.int8)
+        scales = np.zeros(len(matrix), dtype=np.float32)
         notes: list[int] = []
         hashes: dict[int, str] = {}
         incomplete: set[int] = set()
@@ -127,18 +130,26 @@ class VectorStore:
             incomplete.update(row[0] for row in batch if row[2] is None)
             if len(notes) + len(present) > len(matrix):  # notes embedded since the count
                 matrix = np.resize(matrix, (2 * (len(notes) + len(present)), dimensions))
+                scales = np.resize(scales, len(matrix))
             blobs = b"".join(row[2] for row in present)
             block = np.frombuffer(blobs, dtype=np.float16).reshape(-1, dimensions)
-            matrix[len(notes) : len(notes) + len(block)] = block
+            at = slice(len(notes), len(notes) + len(block))
+            matrix[at], scales[at] = quantise(block.astype(np.float32))
             notes += [row[0] for row in present]
             hashes.update((row[0], row[1]) for row in present)
         rows = np.array(notes, dtype=np.int64)
         if incomplete:
             keep = np.flatnonzero(~np.isin(rows, list(incomplete)))
-            matrix[: len(keep)] = matrix[keep]
+            matrix[: len(keep)], scales[: len(keep)] = matrix[keep], scales[keep]
             rows = rows[keep]
             hashes = {note: hashes[note] for note in hashes if note not in incomplete}
-        return StoredVectors(rows, hashes, matrix)
+        return StoredVectors(rows, hashes, matrix, scales)
+
+
+def as_stored(vectors: np.ndarray) -> np.ndarray:
+    """Vectors as the index keeps and gives them back (float16): what a process holds in
+    memory is then what a restart loads, and ranks alike."""
+    return vectors.astype(np.float16).astype(np.float32)
 
 
 def _decode(blob: bytes) -> np.ndarray:

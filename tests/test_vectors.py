@@ -9,7 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memvault.fusion import fuse
-from memvault.vectors import VectorTable
+from memvault.vectors import VectorTable, quantise
+
+# The table holds int8 vectors: on vectors of 2 to 8 values, a cosine comes back to within this.
+CLOSE = 0.01
 
 
 def unit(*values: float) -> np.ndarray:
@@ -23,7 +26,8 @@ def test_a_note_scores_as_its_best_chunk() -> None:
     table.put(2, np.stack([unit(1, 1)]))
     found = table.nearest(unit(1, 0), 10)
     assert [near.note for near in found] == [1, 2]
-    assert (found[0].score, found[0].chunk) == (float(unit(1, 0.1) @ unit(1, 0)), 1)
+    assert found[0].chunk == 1
+    assert abs(found[0].score - float(unit(1, 0.1) @ unit(1, 0))) <= CLOSE
 
 
 def test_within_gives_every_note_that_close_once_best_first() -> None:
@@ -46,7 +50,7 @@ def test_replaced_and_removed_notes_leave_no_trace_even_after_compaction() -> No
     table.put(2500, np.stack([unit(1, 0)]))
     assert len(table) == 1000
     found = table.nearest(unit(1, 0), 3)
-    assert (found[0].note, found[0].score) == (2500, 1.0)
+    assert found[0].note == 2500 and abs(found[0].score - 1.0) <= CLOSE
     assert all(near.note >= 2000 for near in table.nearest(unit(0, 1), 1000))
 
 
@@ -133,7 +137,7 @@ def test_related_notes_score_by_the_cosine_of_their_mean_vectors() -> None:
     assert found is not None and [near.note for near in found] == [2, 3]
     mean = unit(*(unit(1, 0) + unit(1, 1)))
     other = unit(*(unit(0, 1) + unit(-1, 1)))
-    assert np.isclose(found[1].score, float(mean @ other), atol=1e-6)
+    assert abs(found[1].score - float(mean @ other)) <= CLOSE
     assert [near.note for near in table.related(1, 10, {3}, ()) or []] == [3]
     assert [near.note for near in table.related(1, 10, None, {2}) or []] == [3]
     assert table.related(9, 10, None, ()) is None
@@ -156,18 +160,21 @@ def test_a_filtered_search_ranks_as_the_full_product_restricted_to_its_notes(
     seed: int, among: set[int], limit: int
 ) -> None:
     """Few notes let through: only their rows are multiplied; many: the whole matrix. Either
-    way the notes, their best chunks and their cosines are those of the full product."""
+    way the notes, their best chunks and their cosines are those of the exact product, to
+    within int8's error: a note found in place of another is as close to the query."""
     table, chunks = random_table(seed, 60)
     query = unit(*np.random.default_rng(seed + 1).normal(size=8))
     best = {note: chunks[note] @ query for note in among}
     expected = sorted(best, key=lambda note: -best[note].max())[:limit]
     found = table.nearest(query, limit, among=among)
-    assert [near.note for near in found] == expected
-    for near in found:
-        assert near.chunk == int(best[near.note].argmax())
-        assert np.isclose(near.score, best[near.note].max(), atol=1e-6)
+    assert len(found) == len(expected) and {near.note for near in found} <= among
+    for near, wanted in zip(found, expected, strict=True):
+        cosines = best[near.note]
+        assert abs(cosines.max() - best[wanted].max()) <= 2 * CLOSE
+        assert cosines[near.chunk] >= cosines.max() - 2 * CLOSE
+        assert abs(near.score - cosines[near.chunk]) <= CLOSE
     left = set(range(1, 61)) - among
-    assert [near.note for near in table.nearest(query, limit, leaving_out=left)] == expected
+    assert table.nearest(query, limit, leaving_out=left) == found
 
 
 def test_a_table_loaded_at_once_answers_as_one_filled_note_by_note() -> None:
@@ -178,7 +185,7 @@ def test_a_table_loaded_at_once_answers_as_one_filled_note_by_note() -> None:
     matrix = np.zeros((len(notes) + 10, 8), dtype=np.float32)
     matrix[: len(notes)] = np.concatenate(list(chunks.values()))
     loaded = VectorTable(8)
-    loaded.load(notes.astype(np.int64), matrix)
+    loaded.load(notes.astype(np.int64), *quantise(matrix))
     query = unit(*np.random.default_rng(8).normal(size=8))
     assert len(loaded) == len(filled) == 50
     assert loaded.nearest(query, 10) == filled.nearest(query, 10)
