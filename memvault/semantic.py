@@ -129,20 +129,20 @@ class Semantic:
             self._pool.shutdown(cancel_futures=True)
         self._asker.shutdown()
 
-    def nearest(
-        self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
-    ) -> list[Near]:
-        """The notes closest to `text` by their best chunk, among the admitted ones."""
-        embedder, _store, table = self._ready()
-        return table.nearest(embedder.query(text), limit, among, leaving_out)
-
     def nearest_soon(
         self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
     ) -> Future[list[Near]]:
-        """`nearest` in a thread of its own, so that a hybrid search's full-text side runs
-        meanwhile: the model, the product and SQLite each let go of the GIL, so on two cores a
-        search waits for the slower side, not for both one after the other."""
-        return self._asker.submit(self.nearest, text, limit, among, leaving_out)
+        """The notes closest to `text` by their best chunk, among the admitted ones, found in
+        a thread of its own, so that a hybrid search's full-text side runs meanwhile: the
+        model, the product and SQLite each let go of the GIL, so on two cores a search waits
+        for the slower side, not for both one after the other."""
+        return self._asker.submit(self._nearest, text, limit, among, leaving_out)
+
+    def _nearest(
+        self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
+    ) -> list[Near]:
+        embedder, _store, table = self._ready()
+        return table.nearest(embedder.query(text), limit, among, leaving_out)
 
     def within(self, vector: np.ndarray, at_least: float) -> list[Near]:
         """Every note whose best chunk is at least `at_least` close to a vector, best first."""

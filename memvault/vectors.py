@@ -3,7 +3,7 @@
 One int8 matrix holds a row per chunk (each row scaled by its largest value, kept beside it),
 and a parallel array names each row's note. A question is one matrix-vector product, and a
 note's score is its best chunk's. The product's cost is reading the matrix: int8 is a quarter
-of float32 (109 MB for 100k generated notes' 284k chunks, not 436), and numkong's int8 kernels
+of float32 (109 MB for 100k generated notes' 283k chunks, not 436), and numkong's int8 kernels
 ran that product in 5 ms where numpy's float32 one took 18, with cosines within 0.003 of
 float32's. A filter that lets few notes through has only their rows multiplied. Rows are
 appended; a note that changes or goes leaves its old rows as holes (note -1), and the matrix
