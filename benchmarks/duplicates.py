@@ -26,7 +26,9 @@ def main() -> None:
     embedder = Embedder(find_model(None))
 
     def vector(memory: list[str]) -> object:
-        return embedder.passages([chunks(memory[0], memory[1], limit=1)[0].text])[0]
+        return embedder.passages([chunks(memory[0], memory[1], embedder.measure, limit=1)[0].text])[
+            0
+        ]
 
     cosines: dict[str, list[float]] = {}
     for kind in ("same", "related"):

@@ -50,7 +50,9 @@ def pages() -> tuple[dict[str, tuple[str, str]], dict[str, set[str]]]:
 def by_meaning(notes: dict[str, tuple[str, str]]) -> dict[str, Ranking]:
     """The three chunk-vector scorings, each a ranking of the other pages for a page."""
     embedder = Embedder(find_model(None))
-    vectors = {n: embedder.passages([c.text for c in chunks(*notes[n])]) for n in notes}
+    vectors = {
+        n: embedder.passages([c.text for c in chunks(*notes[n], embedder.measure)]) for n in notes
+    }
     means = {n: v.mean(axis=0) / np.linalg.norm(v.mean(axis=0)) for n, v in vectors.items()}
 
     def ranking(score: Callable[[str, str], float]) -> Ranking:

@@ -59,8 +59,9 @@ def model_on() -> dict[str, str]:
 
 
 def model_key() -> str:
-    """The default model's key as a file name: a cache of vectors is only good for it."""
-    return re.sub(r"[^A-Za-z0-9.-]+", "_", find_model(None).key)
+    """The default model's chunker (its key and how notes are cut) as a file name: a cache of
+    vectors is only good for it."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", find_model(None).chunker)
 
 
 def embedded_index(
@@ -104,7 +105,8 @@ def first_embedding(vault: Path, index: Path) -> FirstEmbedding:
     with sqlite3.connect(index) as db:
         chunks, notes = db.execute(
             "SELECT count(*), count(DISTINCT n.rowid) FROM notes n"
-            " JOIN chunk_maps c ON c.note_hash = n.hash"
+            " JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash",
+            [find_model(None).chunker],
         ).fetchone()
     made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return FirstEmbedding(measured["seconds"], chunks, notes, measured["peak_kib"] / 1024, made)

@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     embedder = Embedder(spec)
     index = Index(args.index)
     started = time.perf_counter()
-    stored = VectorStore(index, spec.key).every_vector(embedder.dimensions, ROOM)
+    stored = VectorStore(index, spec.key, spec.chunker).every_vector(embedder.dimensions, ROOM)
     loaded = time.perf_counter() - started
     rows, notes = len(stored.notes), len(stored.hashes)
     print(f"loaded {rows:,} chunk vectors of {notes:,} notes in one read: {loaded:.2f} s")

@@ -20,10 +20,12 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import model_cache
+from .chunks import RECIPE, Measure
 from .errors import MemvaultError
 
 if TYPE_CHECKING:
@@ -63,6 +65,12 @@ class ModelSpec:
     query_prefix: str = ""
     passage_prefix: str = ""
     max_tokens: int = 256
+
+    @property
+    def chunker(self) -> str:
+        """Names how this model's notes are cut (chunks count its word-pieces): the key of
+        their chunk maps in the index."""
+        return f"{self.key}/{RECIPE}"
 
 
 def find_model(setting: str | None) -> ModelSpec:
@@ -196,6 +204,22 @@ class Embedder:
         self._tokenizer = Tokenizer.from_file(str(spec.tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=spec.max_tokens)
+
+    @cached_property
+    def measure(self) -> Measure:
+        """How this model reads a note's text, for cutting it into chunks it reads whole: where
+        each word-piece starts, by a copy of the tokenizer that never truncates."""
+        from tokenizers import Tokenizer
+
+        counter = Tokenizer.from_file(str(self.spec.tokenizer))
+        counter.no_padding()
+        counter.no_truncation()
+        marks = len(counter.encode(self.spec.passage_prefix).ids)
+
+        def starts(text: str) -> list[int]:
+            return [start for start, _end in counter.encode(text, add_special_tokens=False).offsets]
+
+        return Measure(starts, self.spec.max_tokens - marks)
 
     @property
     def dimensions(self) -> int:

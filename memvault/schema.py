@@ -139,6 +139,20 @@ KEPT_MIGRATIONS = (
         vector BLOB NOT NULL,
         PRIMARY KEY (model, hash)
     ) WITHOUT ROWID""",
+    # Chunks are cut by the model's word-pieces now (chunks.py), so chunk maps name their
+    # chunker. The old maps go (every note is cut again; a chunk whose text is the same finds
+    # its vector). Run again after a kept table was dropped by hand, it empties the maps too:
+    # the next embedding pass cuts the notes again, and re-embeds nothing unchanged.
+    "DROP TABLE IF EXISTS chunk_maps",
+    """CREATE TABLE IF NOT EXISTS chunk_maps (
+        chunker TEXT NOT NULL,
+        note_hash TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        chunk_hash BLOB NOT NULL,
+        start INTEGER NOT NULL,
+        end INTEGER NOT NULL,
+        PRIMARY KEY (chunker, note_hash, seq)
+    ) WITHOUT ROWID""",
 )
 _MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY)"
 

@@ -162,7 +162,8 @@ class Semantic:
         """A memory not yet written, by its first chunk embedded as the notes' chunks are (one
         short text, one run of the model)."""
         embedder, _store, _table = self._ready()
-        vector: Vectors = embedder.passages([chunks(title, body, limit=1)[0].text])[0]
+        first = chunks(title, body, embedder.measure, limit=1)[0]
+        vector: Vectors = embedder.passages([first.text])[0]
         return vector
 
     def excerpt(self, rowid: int, chunk: int) -> str:
@@ -279,7 +280,7 @@ class Semantic:
 
         if self.spec is None:
             raise Unavailable(self.reason)
-        return VectorStore(self._index, self.spec.key)
+        return VectorStore(self._index, self.spec.key, self.spec.chunker)
 
     def _ready(self) -> tuple[Embedder, VectorStore, VectorTable]:
         """The model and the vectors the index holds, loaded once: in one read of the index
@@ -312,7 +313,7 @@ class Semantic:
             return None
         if not note_hash.startswith(memory.version):
             return None
-        pieces = chunks(memory.title, memory.body)
+        pieces = chunks(memory.title, memory.body, self._embedder.measure)
         rows = [_row(seq, piece) for seq, piece in enumerate(pieces)]
         texts = {row.hash: piece.text for row, piece in zip(rows, pieces, strict=True)}
         have = store.vectors(texts)

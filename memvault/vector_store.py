@@ -1,10 +1,12 @@
 """Chunk maps and vectors in the index: what semantic search keeps between runs.
 
-A note's chunks are stored by the hash of its file's content (`chunk_maps`), a chunk's vector
-by the hash of its text and the model (`embeddings`). Both are kept through rebuilds and follow
-content, not paths: a rename, a `memvault reindex` or a copied vault finds its vectors again,
-and only text no model run has seen is embedded. Vectors are float16 (half the size of float32,
-and the cosine changes in the fourth decimal); a server holds them as int8 (vectors.py).
+A note's chunks are stored by the hash of its file's content and how it was cut (`chunk_maps`:
+the chunker names the model, whose word-pieces a chunk's budget counts, and chunks.RECIPE), a
+chunk's vector by the hash of its text and the model (`embeddings`). Both are kept through
+rebuilds and follow content, not paths: a rename, a `memvault reindex` or a copied vault finds
+its vectors again, and only text no model run has seen is embedded. Vectors are float16 (half
+the size of float32, and the cosine changes in the fourth decimal); a server holds them as int8
+(vectors.py).
 """
 
 from __future__ import annotations
@@ -47,9 +49,10 @@ class StoredVectors:
 class VectorStore:
     """The semantic tables of one index."""
 
-    def __init__(self, index: Index, model: str) -> None:
+    def __init__(self, index: Index, model: str, chunker: str) -> None:
         self._index = index
         self.model = model
+        self.chunker = chunker
 
     def notes(self) -> dict[int, str]:
         """Every note's rowid and content hash: what the vectors in memory must follow."""
@@ -59,10 +62,11 @@ class VectorStore:
         """Every note whose chunks all have this model's vectors, with its content hash, found
         without reading a vector: what `memvault embed` and its count need to know."""
         rows = self._index.query(
-            "SELECT n.rowid, n.hash FROM notes n JOIN chunk_maps c ON c.note_hash = n.hash"
+            "SELECT n.rowid, n.hash FROM notes n"
+            " JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash"
             " LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.chunk_hash"
             " GROUP BY n.rowid HAVING count(e.hash) = count(*)",
-            [self.model],
+            [self.chunker, self.model],
         )
         return {int(r[0]): str(r[1]) for r in rows}
 
@@ -74,8 +78,9 @@ class VectorStore:
     def chunks(self, note_hash: str) -> list[ChunkRow]:
         """The chunks recorded for this content, in order; empty when it was never chunked."""
         rows = self._index.query(
-            "SELECT seq, chunk_hash, start, end FROM chunk_maps WHERE note_hash = ? ORDER BY seq",
-            [note_hash],
+            "SELECT seq, chunk_hash, start, end FROM chunk_maps"
+            " WHERE chunker = ? AND note_hash = ? ORDER BY seq",
+            [self.chunker, note_hash],
         )
         return [ChunkRow(int(r[0]), bytes(r[1]), int(r[2]), int(r[3])) for r in rows]
 
@@ -98,11 +103,14 @@ class VectorStore:
     ) -> None:
         """Record a content's chunks and new vectors, in one transaction."""
         with self._index.transaction() as db:
-            db.execute("DELETE FROM chunk_maps WHERE note_hash = ?", (note_hash,))
+            db.execute(
+                "DELETE FROM chunk_maps WHERE chunker = ? AND note_hash = ?",
+                (self.chunker, note_hash),
+            )
             db.executemany(
-                "INSERT INTO chunk_maps (note_hash, seq, chunk_hash, start, end)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [(note_hash, c.seq, c.hash, c.start, c.end) for c in chunks],
+                "INSERT INTO chunk_maps (chunker, note_hash, seq, chunk_hash, start, end)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(self.chunker, note_hash, c.seq, c.hash, c.start, c.end) for c in chunks],
             )
             db.executemany(
                 "INSERT OR REPLACE INTO embeddings (model, hash, vector) VALUES (?, ?, ?)",
@@ -113,8 +121,8 @@ class VectorStore:
         """Every note whose chunks all have this model's vectors, as a server loads them: one
         read of the tables, each batch of blobs joined, decoded and quantised at once into a
         matrix with `room` (a share of its rows) to spare for the notes embedded later."""
-        join = " FROM notes n JOIN chunk_maps c ON c.note_hash = n.hash"
-        total = int(self._index.query(f"SELECT count(*){join}")[0][0])
+        join = " FROM notes n JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash"
+        total = int(self._index.query(f"SELECT count(*){join}", [self.chunker])[0][0])
         matrix = np.zeros((total + int(total * room) + 1, dimensions), dtype=np.int8)
         scales = np.zeros(len(matrix), dtype=np.float32)
         notes: list[int] = []
@@ -124,7 +132,7 @@ class VectorStore:
             f"SELECT n.rowid, n.hash, e.vector{join}"
             " LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.chunk_hash"
             " ORDER BY n.rowid, c.seq",
-            [self.model],
+            [self.chunker, self.model],
         ):
             present = [row for row in batch if row[2] is not None]
             incomplete.update(row[0] for row in batch if row[2] is None)

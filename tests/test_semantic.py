@@ -20,7 +20,7 @@ from filelock import FileLock
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.embedding import Unavailable, find_model
+from memvault.embedding import Embedder, Unavailable, find_model
 from memvault.markdown import BodyEdit
 from memvault.records import Filter, SearchMode
 from memvault.vault import VaultService
@@ -172,6 +172,40 @@ def test_vectors_follow_content_through_a_reindex_and_a_copied_vault(
         assert titles(copied, PARAPHRASE)[0] == ROLLBACK[0]
     finally:
         copied.close()
+
+
+def test_an_index_from_before_chunks_counted_word_pieces_cuts_its_notes_again(
+    notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its chunk maps name no chunker and go: every note is cut again, and a chunk whose text
+    is unchanged (every short note's) finds its vector without a run of the model."""
+    notes.embed()
+    notes.close()
+    with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+        db.executescript(
+            """ALTER TABLE chunk_maps RENAME TO new_maps;
+            CREATE TABLE chunk_maps (note_hash TEXT NOT NULL, seq INTEGER NOT NULL,
+                chunk_hash BLOB NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
+                PRIMARY KEY (note_hash, seq)) WITHOUT ROWID;
+            INSERT INTO chunk_maps SELECT note_hash, seq, chunk_hash, start, end FROM new_maps;
+            DROP TABLE new_maps;
+            DELETE FROM migrations WHERE number > 3;"""
+        )
+
+    real = Embedder.passages
+
+    def passages(embedder: Embedder, texts: list[str]) -> Any:
+        assert not texts, f"embedded again: {texts}"
+        return real(embedder, texts)
+
+    monkeypatch.setattr(Embedder, "passages", passages)
+    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        assert again.semantic_status().pending == 4
+        assert again.embed() == 4
+        assert titles(again, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    finally:
+        again.close()
 
 
 def traced_vault(
