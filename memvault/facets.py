@@ -94,6 +94,12 @@ def _scope_token(scope: str | None) -> str:
     return _token("scope", _fold(scope)) if scope else _token("global", "")
 
 
+def same_scope(one: str | None, other: str | None) -> bool:
+    """Whether two scopes are one, as a scope filter tells them (ASCII case ignored; None is
+    global): the duplicate checks look within a scope by the same rule."""
+    return _fold(one or "") == _fold(other or "")
+
+
 def _fold(text: str) -> str:
     return text.translate(_ASCII_LOWER)
 

@@ -119,6 +119,7 @@ class _Connection:
 # How stats name a note's category and scope: '(none)' and '(global)' when it has none.
 _CATEGORY_KEY = "CASE folder WHEN '' THEN '(none)' ELSE folder END"
 _SCOPE_KEY = "coalesce(scope, '(global)')"
+_BY_TITLE = "SELECT path FROM notes WHERE title_key = ? ORDER BY length(path), path"
 
 
 class Index:
@@ -390,10 +391,7 @@ class Index:
             ("SELECT path FROM notes WHERE id = ? ORDER BY path", ident),
             ("SELECT path FROM notes WHERE path_key = ? ORDER BY path", key),
             ("SELECT path FROM notes WHERE stem_key = ? ORDER BY length(path), path", key),
-            (
-                "SELECT path FROM notes WHERE title_key = ? ORDER BY length(path), path",
-                ident.lower(),
-            ),
+            (_BY_TITLE, ident.lower()),
             (
                 "SELECT DISTINCT n.path FROM aliases a JOIN notes n ON n.rowid = a.note"
                 " WHERE a.alias_key = ? ORDER BY n.path",
@@ -404,6 +402,11 @@ class Index:
             if rows:
                 return [r[0] for r in rows]
         return []
+
+    def titled(self, title: str) -> list[str]:
+        """Paths of every memory with this title (case ignored), in any scope: what `resolve`
+        gives only when no file stem or path is named so."""
+        return [r[0] for r in self.query(_BY_TITLE, (title.strip().lower(),))]
 
     def resolve_link(self, source: str, link: Link) -> str | None:
         """The path a link in `source` resolves to, by the same rules as the bulk resolution."""

@@ -24,6 +24,7 @@ from .document import Document
 from .embedding import OFF
 from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
+from .facets import same_scope
 from .fusion import fuse
 from .index import Index, Match
 from .indexer import Changes
@@ -610,7 +611,7 @@ class VaultService:
                     other.id,
                 )
         for hit in related.reworded(self._index, twins):
-            if _same_scope(hit.scope, scope) and hit.path != replacing:
+            if same_scope(hit.scope, scope) and hit.path != replacing:
                 raise Duplicate(
                     f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "
                     f"({hit.relevance:.0%} alike in meaning); edit it, or pass "
@@ -639,14 +640,9 @@ class VaultService:
     def _titled(self, title: str, scope: str | None, own: str | None = None) -> str | None:
         """The path of a memory of this scope (other than the one at `own`) with this title
         (case ignored); a title may repeat in other scopes."""
-        for path in self._index.resolve(title):
+        for path in self._index.titled(title):
             note = self._index.note(path)
-            if (
-                note is not None
-                and path != own
-                and note.title.lower() == title.lower()
-                and _same_scope(note.scope, scope)
-            ):
+            if note is not None and path != own and same_scope(note.scope, scope):
                 return path
         return None
 
@@ -922,11 +918,6 @@ class Starting:
         upkeep = self.vault.maintain()
         self.vault.serve_semantic()
         return self.vault, upkeep
-
-
-def _same_scope(one: str | None, other: str | None) -> bool:
-    """Whether two scopes are one (case ignored, as filters compare them; None is global)."""
-    return (one or "").lower() == (other or "").lower()
 
 
 def _check_writable(path: str, doc: Document) -> None:

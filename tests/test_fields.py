@@ -99,6 +99,23 @@ def test_a_title_repeats_across_scopes_but_not_within_one(vault: VaultService) -
         vault.create("theme", "light", scope="Alice")
     with pytest.raises(Duplicate, match="near-identical content"):
         vault.create("Colour theme", "dark", scope="bob")
+    with pytest.raises(Duplicate, match="a memory titled 'theme' exists"):
+        vault.create("theme", "another text altogether", scope="bob")
+
+
+def test_scopes_are_one_for_the_duplicate_check_exactly_when_filters_make_them_one(
+    vault: VaultService,
+) -> None:
+    """Filters fold a scope's ASCII letters only (as SQLite's NOCASE): "Équipe" and "équipe"
+    are two scopes to a search, so a title may be in each; the check once folded every letter."""
+    vault.create("theme", "dark", scope="Équipe")
+    vault.create("theme", "light", scope="équipe")
+    assert [
+        h.scope
+        for h in vault.search("theme", where=Filter(scope="équipe", only_scope=True)).results
+    ] == ["équipe"]
+    with pytest.raises(Duplicate, match="a memory titled 'theme' exists"):
+        vault.create("theme", "grey", scope="éQUIPE")
 
 
 def test_a_replace_without_the_memory_it_expected_is_a_conflict(vault: VaultService) -> None:
