@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .mcp_helpers import MEMVAULT, http_server, http_session, server_env, structured
+from .mcp_helpers import MEMVAULT, free_port, http_server, http_session, server_env, structured
 
 WAIT = 20  # seconds the copies have to stop: generous, not a timing assertion
 
@@ -97,3 +97,18 @@ def test_more_than_one_process_needs_http(vault_dir: Path) -> None:
     assert line.startswith(
         "error: Invalid value for --processes: more than 1 needs --transport http (see `"
     )
+
+
+def test_a_vault_that_cannot_start_is_said_once_not_once_per_copy(vault_dir: Path) -> None:
+    (vault_dir / ".memvault" / "index.sqlite3").mkdir(parents=True)
+    http = ["--transport", "http", "--port", str(free_port()), "--processes", "3"]
+    done = subprocess.run(
+        [*MEMVAULT, "--vault", str(vault_dir), "serve", *http],
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: the index path ") and "is a folder" in line

@@ -193,12 +193,17 @@ def run_server(
     copy, others = (0, []) if listen is None else fork_copies(listen.processes)
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
     # of a second each at 100k notes, which no other command pays (hence the import here).
-    starting = VaultService.start(settings)
-    from ..server import LogLevel, build_server
-    from ..server.connections import HttpLimits
-    from ..server.transport import MCP_PATH, serve_http, serve_stdio
+    try:
+        starting = VaultService.start(settings)
+        from ..server import LogLevel, build_server
+        from ..server.connections import HttpLimits
+        from ..server.transport import MCP_PATH, serve_http, serve_stdio
 
-    vault, done = starting.finish()
+        vault, done = starting.finish()
+    except Exception:
+        if copy:  # the first process says why the vault cannot start, once
+            os._exit(1)
+        raise
     watch_copies(others)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for line in done.lines() if copy == 0 else []:
