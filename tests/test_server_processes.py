@@ -84,16 +84,22 @@ async def test_a_copy_that_dies_is_collected_and_reported(vault_dir: Path) -> No
     assert f"server copy {copy} ended (killed by signal 9, Killed); the other copies go on" in err
 
 
-def test_more_than_one_process_needs_http(vault_dir: Path) -> None:
+def refused(vault_dir: Path, *options: str) -> tuple[int, str]:
+    """The exit code of `serve` with these options, and the one line it printed."""
     done = subprocess.run(
-        [*MEMVAULT, "--vault", str(vault_dir), "serve", "--processes", "2"],
+        [*MEMVAULT, "--vault", str(vault_dir), "serve", *options],
         env=server_env(),
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
+    return done.returncode, line
+
+
+def test_more_than_one_process_needs_http(vault_dir: Path) -> None:
+    code, line = refused(vault_dir, "--processes", "2")
+    assert code == 2
     assert line.startswith(
         "error: Invalid value for --processes: more than 1 needs --transport http (see `"
     )
@@ -101,14 +107,7 @@ def test_more_than_one_process_needs_http(vault_dir: Path) -> None:
 
 def test_a_vault_that_cannot_start_is_said_once_not_once_per_copy(vault_dir: Path) -> None:
     (vault_dir / ".memvault" / "index.sqlite3").mkdir(parents=True)
-    http = ["--transport", "http", "--port", str(free_port()), "--processes", "3"]
-    done = subprocess.run(
-        [*MEMVAULT, "--vault", str(vault_dir), "serve", *http],
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 1
-    [line] = done.stderr.strip().splitlines()
+    port = str(free_port())
+    code, line = refused(vault_dir, "--transport", "http", "--port", port, "--processes", "3")
+    assert code == 1
     assert line.startswith("error: the index path ") and "is a folder" in line
