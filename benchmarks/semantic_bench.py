@@ -105,7 +105,7 @@ def first_embedding(vault: Path, index: Path) -> FirstEmbedding:
     with sqlite3.connect(index) as db:
         chunks, notes = db.execute(
             "SELECT count(*), count(DISTINCT n.rowid) FROM notes n"
-            " JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash",
+            " CROSS JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash",
             [find_model(None).chunker],
         ).fetchone()
     made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

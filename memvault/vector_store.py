@@ -66,7 +66,7 @@ class VectorStore:
         notes, ran past the index's 10 s limit)."""
         rows = self._index.query(
             "SELECT n.rowid, n.hash FROM notes n"
-            " JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash AND c.seq = 0",
+            " CROSS JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash AND c.seq = 0",
             [self.chunker],
         )
         return {int(r[0]): str(r[1]) for r in rows}
@@ -122,7 +122,7 @@ class VectorStore:
         """Every note whose chunks all have this model's vectors, as a server loads them: one
         read of the tables, each batch of blobs joined, decoded and quantised at once into a
         matrix with `room` (a share of its rows) to spare for the notes embedded later."""
-        join = " FROM notes n JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash"
+        join = " FROM notes n CROSS JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash"
         total = int(self._index.query(f"SELECT count(*){join}", [self.chunker])[0][0])
         matrix = np.zeros((total + int(total * room) + 1, dimensions), dtype=np.int8)
         scales = np.zeros(len(matrix), dtype=np.float32)

@@ -275,6 +275,28 @@ def test_embedding_from_the_shell_never_loads_every_vector(
         again.close()
 
 
+def test_reads_of_the_chunk_maps_go_note_by_note(
+    notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each read joining the notes with their chunk maps looks each note's chunks up by its
+    key. SQLite once chose to walk the maps of the chunker and scan every note for each: at
+    100k notes (570k chunks) the count at a server's start ran for minutes."""
+    notes.embed()
+    again, statements = traced_vault(vault_dir, monkeypatch)
+    try:
+        again.semantic_status()
+        assert again.embed() == 0
+        again.search(PARAPHRASE, mode="semantic")
+    finally:
+        again.close()
+    joins = [sql for sql in statements if "chunk_maps c" in sql and "notes n" in sql]
+    assert len(joins) >= 3, joins
+    with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+        for sql in joins:
+            plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}")]
+            assert plan[0] == "SCAN n" and plan[1].startswith("SEARCH c USING PRIMARY KEY"), plan
+
+
 def test_a_server_asked_for_meaning_waits_for_its_vectors_to_load(notes: VaultService) -> None:
     """A server loads the vectors in the background (full-text answers meanwhile); a search
     that asks for meaning waits for them rather than answering without."""
