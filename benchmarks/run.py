@@ -481,7 +481,7 @@ def bench_semantic(b: Bench, asked: list[Query]) -> list[Row]:
             result=verdict(
                 first.seconds <= FIRST_EMBEDDING_SECONDS and first.peak_mb <= FIRST_EMBEDDING_MB
             )
-            if applies
+            if applies and not first.resumed  # a resumed run's time is its last part's only
             else "",
             note=f"{first.chunks:,} chunks of {first.notes:,} notes, "
             f"{first.chunks_per_second:.1f} chunks/s, peak RSS {first.peak_mb:.0f} MB; "
