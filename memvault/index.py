@@ -61,6 +61,9 @@ from .search_sql import (
     PAGE_EMPTIED,
     PAGE_ROW,
     PAGE_TABLE,
+    SHOWN_EMPTIED,
+    SHOWN_ROW,
+    SHOWN_TABLE,
     SORTS,
     SearchPlan,
     Statement,
@@ -73,6 +76,8 @@ from .search_sql import (
     search_plan,
     search_sql,
     sections_sql,
+    shown_rows_sql,
+    shown_snippets_sql,
     snippet_text,
     word_groups,
 )
@@ -96,12 +101,15 @@ RELEVANCE_CHARS = 200_000
 @dataclass
 class Match:
     """A note a query ranked (lower is better: bm25, or a fused or cosine score negated), with
-    the snippet to show for it and, when semantic search found it, its cosine similarity."""
+    the snippet to show for it and, when semantic search found it, its cosine similarity.
+    Full-text's matches name the section (FTS row) that ranked them, whose snippet they show
+    once they are on the page (`Index.with_snippets`)."""
 
     rowid: int
     rank: float
     snippet: str
     similarity: float = 0.0
+    section: int | None = None
 
 
 @dataclass
@@ -534,15 +542,41 @@ class Index:
         total = len(ranked)
         if total == wanted:
             total = int(self.query(*count_sql(plan.loose, plan.live, now, plan.period))[0][0])
-        return SearchPage(self.hits(ranked[max(offset, 0) : wanted], plan.text), total)
+        page = self.with_snippets(ranked[max(offset, 0) : wanted], plan.text)
+        return SearchPage(self.hits(page, plan.text), total)
 
     def candidates(self, text: str, where: Filter, limit: int) -> list[Match]:
-        """The best `limit` full-text matches in search order, for a hybrid search to fuse."""
+        """The best `limit` full-text matches in search order, for a hybrid search to fuse,
+        without snippets: `with_snippets` makes those of the ones shown."""
         plan = search_plan(text, where)
         if plan is None or limit <= 0:
             return []
         with self._borrowed("search"):
             return self._matches(plan, limit, clock.now_iso())
+
+    def with_snippets(self, page: list[Match], text: str) -> list[Match]:
+        """The page's full-text matches for the query `text` with their sections' snippets,
+        the query's words marked, made in a scratch table of those sections
+        (search_sql.SHOWN_TABLE)."""
+        sections = [match.section for match in page if match.section is not None]
+        statement = shown_snippets_sql(text)
+        if not sections or statement is None:
+            return page
+        scratch = self._page_table()
+        with scratch:
+            try:
+                scratch.executemany(SHOWN_ROW, self.query(*shown_rows_sql(sections)))
+                made = {
+                    int(row[0]): snippet_text(row[1], row[2]) for row in scratch.execute(*statement)
+                }
+            finally:
+                scratch.execute(SHOWN_EMPTIED)
+        return [
+            match
+            if match.section is None
+            else dataclasses.replace(match, snippet=made.get(match.section, ""))
+            for match in page
+        ]
 
     def _matches(self, plan: SearchPlan, wanted: int, now: str) -> list[Match]:
         ranked_strict, ranked_loose = plan.ranked
@@ -574,7 +608,7 @@ class Index:
 
     def _ranked(self, statement: Statement) -> list[Match]:
         return [
-            Match(int(r[0]), float(r[1]), snippet_text(r[2], r[3])) for r in self.query(*statement)
+            Match(int(r[0]), float(r[1]), "", section=int(r[2])) for r in self.query(*statement)
         ]
 
     def hits(self, page: list[Match], query: str) -> list[SearchHit]:
@@ -652,6 +686,7 @@ class Index:
         if scratch is None:
             scratch = sqlite3.connect(":memory:")
             scratch.execute(PAGE_TABLE)
+            scratch.execute(SHOWN_TABLE)
             self._scratch.db = scratch
         return scratch
 

@@ -316,7 +316,9 @@ class VaultService:
         held = self._index.share_held(words[0].rowid, query) if words else 1.0
         near = meaning.result()
         ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near], held)
-        snippets = {m.rowid: m.snippet for m in words}
+        shown = {rowid for rowid, _score in ranked[offset:wanted]}
+        found = self._index.with_snippets([m for m in words if m.rowid in shown], query)
+        snippets = {m.rowid: m.snippet for m in found}
         chunk_of = {n.note: n.chunk for n in near}
 
         def snippet(rowid: int) -> str:

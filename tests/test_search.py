@@ -185,6 +185,21 @@ def test_a_write_is_visible_to_the_next_search(vault: VaultService) -> None:
     assert titles(vault, "zyzzyva") == ["Fresh"]
 
 
+def test_the_hits_of_any_page_show_their_snippets_with_the_words_marked(
+    vault: VaultService,
+) -> None:
+    for n in range(14):
+        vault.create(f"Airship log {n}", f"Day {n}: the zeppelin drifted north over the ridge.")
+    vault.create("Hangar", "The zeppelin sleeps in the hangar; nothing drifted today.")
+    later = vault.search("zeppelin drifted", 10, 10).results
+    assert [hit.snippet for hit in later] == [
+        *(f"Day {n}: the **zeppelin drifted** north over the ridge." for n in range(10, 14)),
+        "The **zeppelin** sleeps in the hangar; nothing **drifted** today.",
+    ]
+    alone = vault.search("hangar zeppelin").results
+    assert alone[0].snippet == "The **zeppelin** sleeps in the **hangar**; nothing drifted today."
+
+
 def test_a_note_of_several_megabytes_is_found_by_a_word_at_its_end(
     vault: VaultService, vault_dir: Path
 ) -> None:

@@ -65,6 +65,8 @@ def test_meaning_finds_a_memory_its_words_miss(notes: VaultService) -> None:
 def test_words_still_win_where_they_match(notes: VaultService) -> None:
     notes.embed()
     assert titles(notes, "retried card payments")[0] == "Retry policy"
+    first = notes.search("retried card payments", 1, mode="hybrid").results[0]
+    assert first.snippet == "Failed **card payments** are **retried** three times."
     assert titles(notes, '"Thai place"', mode="keyword") == ["Team lunch"]
 
 
