@@ -252,6 +252,7 @@ class RebuildSummary:
     attachments: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
+    dropped_vectors: int = 0
 
 
 @dataclass

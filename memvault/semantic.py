@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Collection, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import workers
+from . import stale_vectors, workers
 from .chunks import Chunk, chunks
 from .document import split_document
 from .embedding import BATCH, Embedder, ModelSpec, Unavailable, embed_passages, find_model
@@ -40,6 +41,9 @@ log = logging.getLogger(__name__)
 # How long the background thread sleeps when nobody wakes it: a change the watcher missed is
 # embedded within this.
 IDLE_SECONDS = 30.0
+# How often a server drops the vectors and chunk maps no note uses any more (notes edited or
+# deleted since): at its start, then at most this often, after embedding what changed.
+PRUNE_SECONDS = 3600.0
 # Worker processes of `memvault embed` at most (one a core below that): each holds its own model
 # and onnxruntime, about 120 MB (PSS), so two keep a first embedding under 400 MB in all.
 SHELL_WORKERS = 2
@@ -71,6 +75,7 @@ class Semantic:
         self._thread: threading.Thread | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._asker = ThreadPoolExecutor(workers.parallelism() or 1, "memvault-meaning")
+        self._next_prune = 0.0
 
     @cached_property
     def _model(self) -> tuple[ModelSpec | None, str]:
@@ -225,6 +230,11 @@ class Semantic:
                 pool.shutdown(cancel_futures=True)
         return done
 
+    def prune(self, thorough: bool) -> int:
+        """Drop the vectors and chunk maps no note uses any more (stale_vectors.py); returns
+        how many vectors went. Needs no model: a vault with semantic search off prunes too."""
+        return stale_vectors.prune(self._index, thorough)
+
     def _take_in(self) -> int:
         """Publish to the vectors in memory the changed notes whose vectors another process of
         the vault has saved (a server without the turn to embed): read from the index, with
@@ -350,10 +360,9 @@ class Semantic:
         for (pending, digest), vector in zip(texts, as_stored(made), strict=True):
             pending.vectors[digest] = vector
         for pending in batch:
-            store.save(
-                pending.note_hash, pending.rows, {h: pending.vectors[h] for h in pending.texts}
-            )
             vectors = [pending.vectors[r.hash] for r in pending.rows]
+            found = {r.hash: v for r, v in zip(pending.rows, vectors, strict=True)}
+            store.save(pending.note_hash, pending.rows, found)
             self._publish(table, pending.rowid, pending.note_hash, vectors)
         return len(batch)
 
@@ -377,12 +386,22 @@ class Semantic:
             try:
                 with self._store.embedding_turn() as ours:
                     ready = self.catch_up() if ours else self._take_in()
+                    dropped = self._prune_due() if ours else 0
                 if ready:
                     log.info("semantic search: vectors of %d notes ready", ready)
+                if dropped:
+                    log.info("semantic search: dropped %d vectors no note uses", dropped)
             except Exception:
                 log.exception("semantic search: embedding failed; trying again later")
             self._wake.wait(IDLE_SECONDS)
             self._wake.clear()
+
+    def _prune_due(self) -> int:
+        """`prune` (not thorough) when PRUNE_SECONDS have passed since the last one."""
+        if time.monotonic() < self._next_prune:
+            return 0
+        self._next_prune = time.monotonic() + PRUNE_SECONDS
+        return self.prune(thorough=False)
 
 
 def _row(seq: int, piece: Chunk) -> ChunkRow:

@@ -791,9 +791,11 @@ class VaultService:
     # -- the whole vault -------------------------------------------------------------------
 
     def rebuild(self, progress: Progress | None = None) -> RebuildSummary:
-        """Make the index again from the files (kept state survives), and remove temp files
-        a crash left behind."""
-        return indexer.rebuild(self._index, self._store, progress, sweep=True)
+        """Make the index again from the files (kept state survives), remove temp files a
+        crash left behind, and drop the vectors no note uses any more."""
+        summary = indexer.rebuild(self._index, self._store, progress, sweep=True)
+        summary.dropped_vectors = self._semantic.prune(thorough=True)
+        return summary
 
     def sync(self) -> SyncSummary:
         """Index what changed on disk since the last pass (edits made outside memvault), and

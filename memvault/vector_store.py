@@ -102,7 +102,9 @@ class VectorStore:
     def save(
         self, note_hash: str, chunks: list[ChunkRow], vectors: dict[bytes, np.ndarray]
     ) -> None:
-        """Record a content's chunks and new vectors, in one transaction."""
+        """Record a content's chunks and their vectors, in one transaction: those found in the
+        index too, which a prune (stale_vectors.py) since they were read may have dropped
+        (written again only if missing), so no chunk map is ever left without its vectors."""
         with self._index.transaction() as db:
             db.execute(
                 "DELETE FROM chunk_maps WHERE chunker = ? AND note_hash = ?",
@@ -114,7 +116,7 @@ class VectorStore:
                 [(self.chunker, note_hash, c.seq, c.hash, c.start, c.end) for c in chunks],
             )
             db.executemany(
-                "INSERT OR REPLACE INTO embeddings (model, hash, vector) VALUES (?, ?, ?)",
+                "INSERT OR IGNORE INTO embeddings (model, hash, vector) VALUES (?, ?, ?)",
                 [(self.model, h, v.astype(np.float16).tobytes()) for h, v in vectors.items()],
             )
 

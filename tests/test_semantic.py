@@ -18,12 +18,15 @@ import pytest
 from click.testing import CliRunner
 from filelock import FileLock
 
+from memvault import stale_vectors
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.embedding import Embedder, Unavailable, find_model
+from memvault.index import Index
 from memvault.markdown import BodyEdit
 from memvault.records import Filter, SearchMode
 from memvault.vault import VaultService
+from memvault.vector_store import VectorStore
 
 from .mcp_helpers import stdio_session, text_of
 from .test_sync import eventually
@@ -158,6 +161,86 @@ def test_an_edit_is_embedded_again_and_a_delete_leaves_no_vector(notes: VaultSer
     notes.delete("Office plants")
     assert notes.embed() == 0
     assert "Office plants" not in titles(notes, "where does the kitten nap", mode="semantic")
+
+
+def stored(vault_dir: Path) -> tuple[int, int]:
+    """How many vectors and chunk maps the vault's index holds."""
+    with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+        return (
+            db.execute("SELECT count(*) FROM embeddings").fetchone()[0],
+            db.execute("SELECT count(*) FROM chunk_maps").fetchone()[0],
+        )
+
+
+def test_a_reindex_drops_the_vectors_no_note_uses_and_keeps_the_rest(
+    notes: VaultService, vault_dir: Path
+) -> None:
+    """An edit leaves its old content's chunk map and vector behind, and a delete its own: a
+    reindex drops them, and no note has to be embedded again. A vector another note still
+    names stays."""
+    notes.embed()
+    notes.update("Office plants", edit=BodyEdit(content="Our cat Miso sleeps on the radiator."))
+    notes.create(*ROLLBACK, scope="twin", allow_duplicate=True)  # the same chunk, its vector
+    notes.delete("Team lunch")
+    assert notes.embed() == 2
+    assert stored(vault_dir) == (5, 6)
+    done = CliRunner().invoke(main, ["--vault", str(vault_dir), "reindex"])
+    assert done.exit_code == 0
+    assert "dropped 2 vectors no note uses any more" in done.output
+    assert stored(vault_dir) == (3, 4)
+    assert notes.embed() == 0
+    assert titles(notes, "where does the kitten nap", mode="semantic")[0] == "Office plants"
+    assert notes.rebuild().dropped_vectors == 0
+
+
+def test_a_prune_between_reindexes_drops_what_edits_left_without_reading_every_vector(
+    notes: VaultService, vault_dir: Path
+) -> None:
+    """What a server does once an hour: the maps of content no note has, and the vectors only
+    they named. A vector no map names (another version's leftover) waits for a reindex."""
+    notes.embed()
+    notes.update("Office plants", edit=BodyEdit(content="Our cat Miso sleeps on the radiator."))
+    notes.embed()
+    with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+        db.execute("INSERT INTO embeddings VALUES ('old-model', x'00', x'0000')")
+    assert stored(vault_dir) == (6, 5)
+    index = Index(vault_dir / ".memvault" / "index.sqlite3")
+    try:
+        assert stale_vectors.prune(index, thorough=False) == 1
+        assert stored(vault_dir) == (5, 4)
+        assert stale_vectors.prune(index, thorough=True) == 1
+    finally:
+        index.close()
+    assert stored(vault_dir) == (4, 4)
+    assert notes.semantic_status().pending == 0
+
+
+def test_a_vector_a_prune_drops_while_a_twin_is_embedded_is_saved_again(
+    notes: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A twin's chunk finds the first note's vector; the first note is deleted and a prune
+    drops that vector before the twin's chunk map is saved: the save writes it again, so the
+    twin is not left with a map and no vector (counted as embedded, never found)."""
+    notes.embed()
+    first = notes.get(ROLLBACK[0])
+    notes.create(*ROLLBACK, scope="twin", allow_duplicate=True)
+    real = VectorStore.save
+
+    def racing(store: VectorStore, *args: Any) -> None:
+        notes.delete(first.id)
+        assert notes.rebuild().dropped_vectors == 1
+        real(store, *args)
+
+    monkeypatch.setattr(VectorStore, "save", racing)
+    assert notes.embed() == 1
+    monkeypatch.setattr(VectorStore, "save", real)
+    assert stored(vault_dir) == (4, 4)
+    again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        assert titles(again, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+        assert again.semantic_status().pending == 0
+    finally:
+        again.close()
 
 
 def test_vectors_follow_content_through_a_reindex_and_a_copied_vault(

@@ -58,6 +58,8 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     click.echo(
         f"indexed {count(summary.notes, 'note')} in {summary.seconds:.2f}s: {', '.join(links)}"
     )
+    if summary.dropped_vectors:
+        click.echo(f"dropped {count(summary.dropped_vectors, 'vector')} no note uses any more")
     echo_skipped(summary.skipped)
 
 

@@ -1,0 +1,42 @@
+"""Vectors and chunk maps no note uses any more, dropped: the index keeps them by content
+(vector_store.py), so each edit of a note leaves its old content's chunk map behind, and the
+vectors of the chunks it changed. Plain SQL: `memvault reindex` prunes without the semantic
+extra (numpy) installed."""
+
+from __future__ import annotations
+
+from .chunks import RECIPE
+from .index import Index
+
+# A prune that frees more chunks than this reads the whole vectors' table once rather than
+# look each one up (and stays under SQLite's limit of parameters).
+PRUNE_NAMED = 500
+
+
+def prune(index: Index, thorough: bool) -> int:
+    """Drop what no note uses any more, in one transaction, and say how many vectors went: the
+    chunk maps of content no note has now (a note edited, deleted) or cut by an older recipe
+    (chunks.RECIPE), and the vectors of the chunks only those maps named. `thorough` also
+    drops every other vector no chunk map names (left by a kept-state migration, or by a
+    version that never pruned): a read of the whole table (1.7 s at 570k vectors), for
+    `memvault reindex`. Vectors of another model stay while a current note's map names them:
+    a switch back to it embeds nothing again."""
+    suffix = f"/{RECIPE}"
+    with index.transaction() as db:
+        freed = {
+            bytes(row[0])
+            for row in db.execute(
+                "DELETE FROM chunk_maps WHERE substr(chunker, -?) <> ?"
+                " OR note_hash NOT IN (SELECT hash FROM notes) RETURNING chunk_hash",
+                (len(suffix), suffix),
+            )
+        }
+        unused = "hash NOT IN (SELECT chunk_hash FROM chunk_maps)"
+        if thorough or len(freed) > PRUNE_NAMED:
+            return db.execute(f"DELETE FROM embeddings WHERE {unused}").rowcount
+        if not freed:
+            return 0
+        marks = ", ".join("?" for _ in freed)
+        return db.execute(
+            f"DELETE FROM embeddings WHERE hash IN ({marks}) AND {unused}", list(freed)
+        ).rowcount
