@@ -62,8 +62,8 @@ from .search_sql import (
     PAGE_ROW,
     PAGE_TABLE,
     SHOWN_EMPTIED,
-    SHOWN_ROW,
-    SHOWN_TABLE,
+    SHOWN_ROWS,
+    SHOWN_TABLES,
     SORTS,
     SearchPlan,
     Statement,
@@ -563,14 +563,17 @@ class Index:
         if not sections or statement is None:
             return page
         scratch = self._page_table()
+        rows = self.query(*shown_rows_sql(sections))
         with scratch:
             try:
-                scratch.executemany(SHOWN_ROW, self.query(*shown_rows_sql(sections)))
+                for insert in SHOWN_ROWS:
+                    scratch.executemany(insert, rows)
                 made = {
                     int(row[0]): snippet_text(row[1], row[2]) for row in scratch.execute(*statement)
                 }
             finally:
-                scratch.execute(SHOWN_EMPTIED)
+                for emptied in SHOWN_EMPTIED:
+                    scratch.execute(emptied)
         return [
             match
             if match.section is None
@@ -685,8 +688,8 @@ class Index:
         scratch: sqlite3.Connection | None = getattr(self._scratch, "db", None)
         if scratch is None:
             scratch = sqlite3.connect(":memory:")
-            scratch.execute(PAGE_TABLE)
-            scratch.execute(SHOWN_TABLE)
+            for table in (PAGE_TABLE, *SHOWN_TABLES):
+                scratch.execute(table)
             self._scratch.db = scratch
         return scratch
 

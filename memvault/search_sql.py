@@ -178,16 +178,23 @@ PAGE_EMPTIED = "INSERT INTO page (page) VALUES ('delete-all')"
 # A second scratch table, of the sections shown on a page, with their text: their snippets are
 # made there. In the index, each section's snippet cost a match of the whole query again
 # (0.3 ms a section at 100k notes; 14 ms for a hybrid search's 50 candidates, against 3 for
-# ranking them); here the query matches a page's few rows.
-SHOWN_TABLE = (
-    f"CREATE VIRTUAL TABLE shown USING fts5(title, aliases, tags, body, tokenize = '{TOKENIZE}')"
+# ranking them); here the query matches a page's few rows. The text is kept in a plain table
+# beside it (external content), so both are emptied in one step each (deleting rows from an
+# FTS5 table that holds its text reads and tokenizes each one again).
+SHOWN_TABLES = (
+    "CREATE TABLE shown_text (rowid INTEGER PRIMARY KEY, title, aliases, tags, body)",
+    "CREATE VIRTUAL TABLE shown USING fts5(title, aliases, tags, body, content = 'shown_text',"
+    f" tokenize = '{TOKENIZE}')",
 )
-SHOWN_ROW = "INSERT INTO shown (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)"
-SHOWN_EMPTIED = "DELETE FROM shown"
+SHOWN_ROWS = tuple(
+    f"INSERT INTO {table} (rowid, title, aliases, tags, body) VALUES (?, ?, ?, ?, ?)"
+    for table in ("shown_text", "shown")
+)
+SHOWN_EMPTIED = ("INSERT INTO shown (shown) VALUES ('delete-all')", "DELETE FROM shown_text")
 
 
 def shown_rows_sql(sections: Sequence[int]) -> Statement:
-    """Each of `sections` (FTS rows of the index) as SHOWN_ROW takes it: read by rowid, no
+    """Each of `sections` (FTS rows of the index) as SHOWN_ROWS take it: read by rowid, no
     match."""
     return (
         "SELECT rowid, title, aliases, tags, body FROM notes_fts"

@@ -42,8 +42,10 @@ log = logging.getLogger(__name__)
 # embedded within this.
 IDLE_SECONDS = 30.0
 # How often a server drops the vectors and chunk maps no note uses any more (notes edited or
-# deleted since): at its start, then at most this often, after embedding what changed.
+# deleted since), after embedding what changed: at most this often, the first time this long
+# after its start (not while a session's first requests come in).
 PRUNE_SECONDS = 3600.0
+PRUNE_FIRST_SECONDS = 600.0
 # Worker processes of `memvault embed` at most (one a core below that): each holds its own model
 # and onnxruntime, about 120 MB (PSS), so two keep a first embedding under 400 MB in all.
 SHELL_WORKERS = 2
@@ -75,7 +77,7 @@ class Semantic:
         self._thread: threading.Thread | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._asker = ThreadPoolExecutor(workers.parallelism() or 1, "memvault-meaning")
-        self._next_prune = 0.0
+        self._next_prune = time.monotonic() + PRUNE_FIRST_SECONDS
 
     @cached_property
     def _model(self) -> tuple[ModelSpec | None, str]:
@@ -134,20 +136,39 @@ class Semantic:
             self._pool.shutdown(cancel_futures=True)
         self._asker.shutdown()
 
+    def question_soon(self, text: str) -> Future[Vectors]:
+        """A question's vector, made in a thread of its own (once the vectors are loaded), so
+        that the caller reads its filter's notes meanwhile."""
+        return self._asker.submit(self._question, text)
+
+    def _question(self, text: str) -> Vectors:
+        embedder, _store, _table = self._ready()
+        return embedder.query(text)
+
     def nearest_soon(
-        self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
+        self,
+        question: Future[Vectors],
+        limit: int,
+        among: Collection[int] | None,
+        leaving_out: Collection[int],
     ) -> Future[list[Near]]:
-        """The notes closest to `text` by their best chunk, among the admitted ones, found in
-        a thread of its own, so that a hybrid search's full-text side runs meanwhile: the
-        model, the product and SQLite each let go of the GIL, so on two cores a search waits
-        for the slower side, not for both one after the other."""
-        return self._asker.submit(self._nearest, text, limit, among, leaving_out)
+        """The notes closest to a question (`question_soon`'s) by their best chunk, among the
+        admitted ones, found in a thread of its own, so that a hybrid search's full-text side
+        runs meanwhile: the model, the product and SQLite each let go of the GIL, so on two
+        cores a search waits for the slower side, not for both one after the other. The
+        question was submitted first, so it is being made or is done when this waits for it
+        (the threads take their work in order)."""
+        return self._asker.submit(self._nearest, question, limit, among, leaving_out)
 
     def _nearest(
-        self, text: str, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
+        self,
+        question: Future[Vectors],
+        limit: int,
+        among: Collection[int] | None,
+        leaving_out: Collection[int],
     ) -> list[Near]:
-        embedder, _store, table = self._ready()
-        return table.nearest(embedder.query(text), limit, among, leaving_out)
+        _embedder, _store, table = self._ready()
+        return table.nearest(question.result(), limit, among, leaving_out)
 
     def within(self, vector: np.ndarray, at_least: float) -> list[Near]:
         """Every note whose best chunk is at least `at_least` close to a vector, best first."""

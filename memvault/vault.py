@@ -309,16 +309,20 @@ class VaultService:
         wanted = offset + limit
         if not query.strip() or limit <= 0:
             return SearchPage([], 0)
+        question = self._semantic.question_soon(query)
         among, leaving_out = self._index.admitted(where)
         count = max(CANDIDATES, wanted)
-        meaning = self._semantic.nearest_soon(query, count, among, leaving_out)
+        meaning = self._semantic.nearest_soon(question, count, among, leaving_out)
         words = self._index.candidates(query, where, count) if hybrid else []
         held = self._index.share_held(words[0].rowid, query) if words else 1.0
+        # The snippets of full-text's first `wanted`, made while the semantic side finishes:
+        # the page's full-text hits are mostly those; any other one's follow the fusion.
+        early = self._index.with_snippets(words[:wanted], query)
         near = meaning.result()
         ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near], held)
         shown = {rowid for rowid, _score in ranked[offset:wanted]}
-        found = self._index.with_snippets([m for m in words if m.rowid in shown], query)
-        snippets = {m.rowid: m.snippet for m in found}
+        late = self._index.with_snippets([m for m in words[wanted:] if m.rowid in shown], query)
+        snippets = {m.rowid: m.snippet for m in [*early, *late]}
         chunk_of = {n.note: n.chunk for n in near}
 
         def snippet(rowid: int) -> str:

@@ -32,9 +32,10 @@ _HOLE = -1
 ROOM = 1 / 8
 # A filter letting through more than this share of the rows gets the full product (one pass
 # over the matrix), fewer get only their rows gathered and multiplied, a block at a time (so a
-# block is multiplied while it is in the cache): measured at 283k int8 rows, gathering a tenth
-# of them cost 0.46 of the full product, a fifth as much as it, and 0.3 of them 1.3 times it.
-GATHER_SHARE = 0.2
+# block is multiplied while it is in the cache). Measured at 570k int8 rows (100k generated
+# notes), a random tenth of the notes: 0.4 of the full product's time, a fifth 0.6-0.8, a
+# quarter 0.7-1.0, 0.3 0.8-1.0, 0.35 1.0-1.2 (at 283k rows the crossing was at a fifth).
+GATHER_SHARE = 0.25
 GATHER_BLOCK = 4096
 # The largest int8 value: a row's largest magnitude becomes this.
 _STEPS = 127
