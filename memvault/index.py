@@ -557,7 +557,7 @@ class Index:
     def with_snippets(self, page: list[Match], text: str) -> list[Match]:
         """The page's full-text matches for the query `text` with their sections' snippets,
         the query's words marked, made in a scratch table of those sections
-        (search_sql.SHOWN_TABLE)."""
+        (search_sql.SHOWN_TABLES)."""
         sections = [match.section for match in page if match.section is not None]
         statement = shown_snippets_sql(text)
         if not sections or statement is None:

@@ -128,7 +128,7 @@ def search_sql(
     period: Statement = ("", []),
 ) -> Statement:
     """The best `limit` notes matching `expression`, by the bm25 of their best section, with
-    that section's rowid (its snippet is made for the page shown only: SHOWN_TABLE), the
+    that section's rowid (its snippet is made for the page shown only: SHOWN_TABLES), the
     notes in `first` ahead of the rest. Those go as one JSON parameter, not one per rowid: a
     deep page may hold more than SQLite's limit of parameters."""
     matching, params = _matching(expression, live, now, period)

@@ -418,7 +418,8 @@ class Semantic:
             self._wake.clear()
 
     def _prune_due(self) -> int:
-        """`prune` (not thorough) when PRUNE_SECONDS have passed since the last one."""
+        """`prune` (not thorough) once PRUNE_FIRST_SECONDS have passed since the start, then
+        PRUNE_SECONDS since the last one."""
         if time.monotonic() < self._next_prune:
             return 0
         self._next_prune = time.monotonic() + PRUNE_SECONDS

@@ -18,7 +18,7 @@ def prune(index: Index, thorough: bool) -> int:
     chunk maps of content no note has now (a note edited, deleted) or cut by an older recipe
     (chunks.RECIPE), and the vectors of the chunks only those maps named. `thorough` also
     drops every other vector no chunk map names (left by a kept-state migration, or by a
-    version that never pruned): a read of the whole table (1.7 s at 570k vectors), for
+    version that never pruned): a read of the whole table (2.2 s in all at 570k vectors), for
     `memvault reindex`. Vectors of another model stay while a current note's map names them:
     a switch back to it embeds nothing again."""
     suffix = f"/{RECIPE}"
