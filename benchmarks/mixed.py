@@ -22,7 +22,13 @@ PROCESSES = 2
 SECONDS = 60.0
 # (kind, share of the calls in percent): the issue's mix.
 MIX = (("search", 50), ("read", 20), ("write", 15), ("append", 15))
-WARM_UP = 5.0
+# Seconds of the same mix before the measured ones, from WARM_CLIENTS clients, so that every
+# copy's threads, connections and caches are made first. Each client keeps its connection and
+# the kernel spreads connections over the copies, so with four a copy may serve one in the
+# warm-up and three after: after a 5 s warm-up of four clients the second copy held 75 MB, grew
+# to 94 MB in the next 40 s and then stayed within a few MB (the first at 99-108 MB).
+WARM_UP = 20.0
+WARM_CLIENTS = 16
 
 
 @dataclass
@@ -121,13 +127,15 @@ def client(
         connection.close()
 
 
-def run_clients(port: int, calls: Calls, seconds: float, found: MixedLoad) -> None:
-    """CLIENTS client threads calling at once for `seconds`, what they saw in `found`."""
-    start = threading.Barrier(CLIENTS + 1)
+def run_clients(
+    port: int, calls: Calls, seconds: float, found: MixedLoad, clients: int = CLIENTS
+) -> None:
+    """`clients` client threads calling at once for `seconds`, what they saw in `found`."""
+    start = threading.Barrier(clients + 1)
     until = [0.0]
     threads = [
         threading.Thread(target=client, args=(port, calls, seed, until, found, start))
-        for seed in range(1, CLIENTS + 1)
+        for seed in range(1, clients + 1)
     ]
     for thread in threads:
         thread.start()
@@ -141,13 +149,13 @@ def run_clients(port: int, calls: Calls, seconds: float, found: MixedLoad) -> No
 
 def mixed_load(vault: Path, index: Path, calls: Calls, seconds: float, errlog: TextIO) -> MixedLoad:
     """CLIENTS clients on one `memvault serve --transport http --processes PROCESSES` for
-    `seconds`, after as many for WARM_UP seconds (the server's caches and connections are then
-    made: what grows after is what the load costs). RSS and CPU are the processes' sums."""
+    `seconds`, after WARM_CLIENTS for WARM_UP seconds (the server's caches and connections are
+    then made: what grows after is what the load costs). RSS and CPU are the processes' sums."""
     port = mcp_bench.free_port()
     process = mcp_bench.start_http(vault, index, port, errlog, PROCESSES)
     try:
         mcp_bench.wait_listening(port, process)
-        run_clients(port, calls, WARM_UP, MixedLoad())
+        run_clients(port, calls, WARM_UP, MixedLoad(), WARM_CLIENTS)
         pids = copies(process.pid)
         found = MixedLoad(rss_before=rss_mb(pids))
         cpu_before = cpu_seconds(pids)
