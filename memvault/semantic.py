@@ -357,9 +357,9 @@ class Semantic:
     def _embedding(
         self, embedder: Embedder, pool: ProcessPoolExecutor | None, batch: list[_Pending]
     ) -> Future[np.ndarray]:
-        """The vectors of a batch's missing texts: made in `pool`'s workers when there is one,
-        else here and now."""
-        texts = [t for p in batch for t in p.texts.values()]
+        """The vectors of a batch's missing texts (`_missing`'s): made in `pool`'s workers when
+        there is one, else here and now."""
+        texts = list(_missing(batch).values())
         if pool is not None and texts and self.spec is not None:
             return pool.submit(embed_passages, self.spec, texts)
         made: Future[np.ndarray] = Future()
@@ -377,10 +377,9 @@ class Semantic:
         the vectors in memory when this process holds them."""
         from .vector_store import as_stored
 
-        texts = [(p, h) for p in batch for h in p.texts]
-        for (pending, digest), vector in zip(texts, as_stored(made), strict=True):
-            pending.vectors[digest] = vector
+        made_for = dict(zip(_missing(batch), as_stored(made), strict=True))
         for pending in batch:
+            pending.vectors.update((digest, made_for[digest]) for digest in pending.texts)
             vectors = [pending.vectors[r.hash] for r in pending.rows]
             found = {r.hash: v for r, v in zip(pending.rows, vectors, strict=True)}
             store.save(pending.note_hash, pending.rows, found)
@@ -424,6 +423,13 @@ class Semantic:
             return 0
         self._next_prune = time.monotonic() + PRUNE_SECONDS
         return self.prune(thorough=False)
+
+
+def _missing(batch: list[_Pending]) -> dict[bytes, str]:
+    """The texts a batch needs vectors for, each once however many of its notes hold it (by
+    hash, in order): one run of the model gives a text one vector, where two runs could give
+    two a little apart (the int8 model quantises each run by its own range)."""
+    return {digest: text for pending in batch for digest, text in pending.texts.items()}
 
 
 def _row(seq: int, piece: Chunk) -> ChunkRow:

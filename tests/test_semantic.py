@@ -193,6 +193,29 @@ def test_a_reindex_drops_the_vectors_no_note_uses_and_keeps_the_rest(
     assert notes.rebuild().dropped_vectors == 0
 
 
+def test_a_text_several_new_notes_hold_is_embedded_once(
+    notes: VaultService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One run of the model gives a text one vector; two runs could give two a little apart
+    (the int8 model quantises each run by its own range), and the index would keep either."""
+    notes.embed()
+    for scope in ("first", "second", "third"):
+        notes.create("Deploy freeze", "No deploys on Fridays after noon.", scope=scope)
+    asked: list[str] = []
+    real = Embedder.passages
+
+    def passages(embedder: Embedder, texts: list[str]) -> Any:
+        asked.extend(texts)
+        return real(embedder, texts)
+
+    monkeypatch.setattr(Embedder, "passages", passages)
+    assert notes.embed() == 3
+    assert len(asked) == 1 and "No deploys on Fridays" in asked[0]
+    found = notes.search("are we allowed to ship at the end of the week", 10, mode="semantic")
+    assert {hit.scope for hit in found.results[:3]} == {"first", "second", "third"}
+    assert len({hit.relevance for hit in found.results[:3]}) == 1
+
+
 def test_a_prune_between_reindexes_drops_what_edits_left_without_reading_every_vector(
     notes: VaultService, vault_dir: Path
 ) -> None:
