@@ -380,9 +380,8 @@ class Semantic:
         made_for = dict(zip(_missing(batch), as_stored(made), strict=True))
         for pending in batch:
             pending.vectors.update((digest, made_for[digest]) for digest in pending.texts)
+            store.save(pending.note_hash, pending.rows, pending.vectors)
             vectors = [pending.vectors[r.hash] for r in pending.rows]
-            found = {r.hash: v for r, v in zip(pending.rows, vectors, strict=True)}
-            store.save(pending.note_hash, pending.rows, found)
             self._publish(table, pending.rowid, pending.note_hash, vectors)
         return len(batch)
 
