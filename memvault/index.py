@@ -96,6 +96,9 @@ FLUSH_MEMORIES = 500
 FLUSH_SECONDS = 30.0
 # A hit's relevance reads this many characters of its note at most (a few sections).
 RELEVANCE_CHARS = 200_000
+# The notes a process's writes touched, kept until the semantic side asks (`touched_notes`): past
+# this many it looks at every note instead, which then costs less than reading these one by one.
+TOUCHED_KEPT = 2000
 
 
 @dataclass
@@ -145,6 +148,8 @@ class Index:
         self._flusher: threading.Thread | None = None
         self._flush_failing = False
         self._closed = False
+        self._touched: set[int] | None = set()
+        self._touched_lock = threading.Lock()
         db, self.fresh = open_index(self.path)
         self._idle = [self._pooled(db)]
 
@@ -297,6 +302,7 @@ class Index:
             resolution.pick_inbound(db, row[0])
             _delete(db, row[0])
             resolution.resolve_picked(db)
+            self._touch(row[0])
 
     def _replace(self, db: sqlite3.Connection, memory: Memory, info: FileInfo, digest: str) -> None:
         old = db.execute("SELECT rowid FROM notes WHERE path = ?", (memory.path,)).fetchone()
@@ -306,6 +312,23 @@ class Index:
         rowid = self.write_rows(db, note_rows(memory, info.size, info.mtime_ns, digest))
         resolution.pick_affected(db, memory, rowid)
         resolution.resolve_picked(db)
+        self._touch(*([old[0]] if old else []), rowid)
+
+    def _touch(self, *rowids: int) -> None:
+        with self._touched_lock:
+            if self._touched is not None:
+                self._touched.update(rowids)
+                if len(self._touched) > TOUCHED_KEPT:
+                    self._touched = None
+
+    def touched_notes(self) -> set[int] | None:
+        """The rowids of the notes this process's writes added or dropped since the last call
+        (a note that changes gets a new rowid: both count; a write rolled back counts too), so
+        that the semantic side looks at those, not at every note, after a write; None when
+        more than TOUCHED_KEPT were (look at every note), as in a process nobody asks."""
+        with self._touched_lock:
+            touched, self._touched = self._touched, set()
+        return touched
 
     def write_rows(self, db: sqlite3.Connection, rows: NoteRows) -> int:
         """Insert one note's rows (links unresolved); its new rowid."""

@@ -14,9 +14,11 @@ from .similar import key_words
 if TYPE_CHECKING:
     from .vectors import Near
 
-# A new memory whose first chunk is at least this close (cosine) to an existing note's best
+# A new memory whose first chunk is at least this close (cosine) to an existing note's first
 # chunk says the same thing in other words: measured on benchmarks/quality/duplicates.json
-# (benchmarks/duplicates.py), between the paraphrased pairs and the merely related ones.
+# (benchmarks/duplicates.py), between the paraphrased pairs and the merely related ones. Like is
+# compared with like, each title in front of its text: a long note one paragraph of which says
+# what a short memory says holds more than that memory, and the short one may stand alone.
 SAME_MEANING = 0.75
 # The guard compares by meaning only memories this short (title and text, in words): a short
 # gotcha reworded slips past the comparison of texts, and a short embedding costs 4-12 ms
@@ -40,10 +42,10 @@ def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where:
 
 
 def twins(semantic: Semantic, title: str, content: str) -> list[Near]:
-    """Every note a new short memory's first chunk is SAME_MEANING close to, nearest first;
+    """Every note whose first chunk a new short memory's is SAME_MEANING close to, nearest first;
     none for a memory over SHORT_WORDS words, or when the vault has no vectors (the model is
     off or nothing is embedded). A write looks for them before it takes the vault lock, so
-    neither the model's run nor the product over every vector holds up other writers."""
+    neither the model's run nor the product over the first chunks holds up other writers."""
     if len(f"{title} {content}".split()) > SHORT_WORDS or not semantic.has_vectors():
         return []
     return semantic.within(semantic.passage(title, content), SAME_MEANING)

@@ -13,7 +13,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Collection, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -26,7 +26,7 @@ from .chunks import Chunk, chunks
 from .document import split_document
 from .embedding import BATCH, Embedder, ModelSpec, Unavailable, embed_passages, find_model
 from .errors import MemvaultError
-from .index import Index
+from .index import TOUCHED_KEPT, Index
 from .records import Progress, SemanticStatus
 from .store import VaultStore
 
@@ -46,6 +46,15 @@ IDLE_SECONDS = 30.0
 # after its start (not while a session's first requests come in).
 PRUNE_SECONDS = 3600.0
 PRUNE_FIRST_SECONDS = 600.0
+# A pass over every note's content hash (140 ms at 100k notes, the GIL held for most of it) runs
+# at most this often, and at a server's start; the passes a write wakes between two look only at
+# the notes this process changed (Index.touched_notes) and those not yet settled. Another
+# process's changes are taken in by the next full pass.
+FULL_PASS_SECONDS = IDLE_SECONDS
+# The duplicate guard's vectors of new memories' first chunks kept (the newest), for the pass
+# that embeds those memories once written: a short memory's one chunk is not run through the
+# model twice, and the background pass leaves the cores to the requests.
+FRESH = 64
 # Worker processes of `memvault embed` at most (one a core below that): each holds its own model
 # and onnxruntime, about 120 MB (PSS), so two keep a first embedding under 400 MB in all.
 SHELL_WORKERS = 2
@@ -71,6 +80,9 @@ class Semantic:
         self._setting = setting
         self._loaded: tuple[Embedder, VectorStore, VectorTable] | None = None
         self._known: dict[int, str] = {}
+        self._unsettled: set[int] = set()
+        self._next_full = 0.0
+        self._fresh: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -186,10 +198,17 @@ class Semantic:
 
     def passage(self, title: str, body: str) -> Vectors:
         """A memory not yet written, by its first chunk embedded as the notes' chunks are (one
-        short text, one run of the model)."""
+        short text, one run of the model); the vector is kept (FRESH) for the memory's own
+        embedding once it is written."""
+        from .vector_store import as_stored
+
         embedder, _store, _table = self._ready()
         first = chunks(title, body, embedder.measure, limit=1)[0]
         vector: Vectors = embedder.passages([first.text])[0]
+        with self._lock:
+            self._fresh[_row(0, first).hash] = as_stored(vector)
+            if len(self._fresh) > FRESH:
+                self._fresh.popitem(last=False)
         return vector
 
     def excerpt(self, rowid: int, chunk: int) -> str:
@@ -215,12 +234,13 @@ class Semantic:
         embedded = len(self._loaded[2]) if self._loaded else len(store.embedded())
         return SemanticStatus(True, self.spec.key, "", embedded, len(store.notes()) - embedded)
 
-    def catch_up(self, progress: Progress | None = None) -> int:
+    def catch_up(self, progress: Progress | None = None, everything: bool = True) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
         done, in order; returns how many notes were embedded (fewer when stopped). A server
         keeps its vectors in memory in step and sends its batches to its worker; `memvault
         embed` never loads them (436 MB at 100k notes) and embeds on one worker a core (up to
-        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each."""
+        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each. A
+        server's background pass is not `everything`: it looks at the notes `_stale` names."""
         table: VectorTable | None = None
         if self._thread is None and self._loaded is None:
             embedder, store = self._embedder, self._vector_store
@@ -228,7 +248,7 @@ class Semantic:
                 self._known = store.embedded()
         else:
             embedder, store, table = self._ready()
-        todo = list(self._stale(store, table))
+        todo = list(self._stale(store, table, everything))
         shell = self._pool is None and len(todo) > BATCH
         cores = min(workers.parallelism(), SHELL_WORKERS) if shell else 0
         pool = workers.pool(cores) if cores > 1 else self._pool
@@ -262,7 +282,7 @@ class Semantic:
         no file read, no model run and nothing written; returns how many."""
         _embedder, store, table = self._ready()
         taken = 0
-        for rowid, note_hash in self._stale(store, table).items():
+        for rowid, note_hash in self._stale(store, table, everything=False).items():
             rows = store.chunks(note_hash)
             have = store.vectors(r.hash for r in rows)
             if not rows or any(r.hash not in have for r in rows):
@@ -271,16 +291,30 @@ class Semantic:
             taken += 1
         return taken
 
-    def _stale(self, store: VectorStore, table: VectorTable | None) -> dict[int, str]:
-        """The notes (rowid: content hash) whose vectors are missing or stale; notes gone
+    def _stale(
+        self, store: VectorStore, table: VectorTable | None, everything: bool
+    ) -> dict[int, str]:
+        """The notes (rowid: content hash) whose vectors are missing or stale, among every
+        note when asked for `everything` or a full pass is due (FULL_PASS_SECONDS), else among
+        those this process changed since and those an earlier pass left unsettled; notes gone
         from the index are forgotten first, and dropped from `table` when there is one."""
-        notes = store.notes()
+        now = time.monotonic()
+        touched = self._index.touched_notes()
         with self._lock:
-            for rowid in [r for r in self._known if r not in notes]:
+            looked = self._unsettled | (touched or set())
+        full = everything or touched is None or len(looked) > TOUCHED_KEPT
+        full = full or now >= self._next_full
+        notes = store.notes(None if full else looked)
+        with self._lock:
+            if full:
+                self._next_full, looked = now + FULL_PASS_SECONDS, set(self._known)
+            for rowid in [r for r in looked if r in self._known and r not in notes]:
                 if table is not None:
                     table.remove(rowid)
                 del self._known[rowid]
-            return {r: h for r, h in notes.items() if self._known.get(r) != h}
+            stale = {r: h for r, h in notes.items() if self._known.get(r) != h}
+            self._unsettled = set(stale)
+            return stale
 
     def _batches(self, store: VectorStore, todo: list[int]) -> Iterator[tuple[int, list[_Pending]]]:
         """The notes to embed in batches of about BATCH chunks, each with the position of its
@@ -347,7 +381,9 @@ class Semantic:
         pieces = chunks(memory.title, memory.body, self._embedder.measure)
         rows = [_row(seq, piece) for seq, piece in enumerate(pieces)]
         texts = {row.hash: piece.text for row, piece in zip(rows, pieces, strict=True)}
-        have = store.vectors(texts)
+        with self._lock:
+            fresh = {h: self._fresh.pop(h) for h in texts if h in self._fresh}
+        have = fresh | store.vectors(texts)
         pending = _Pending(
             rowid, note_hash, rows, {h: t for h, t in texts.items() if h not in have}
         )
@@ -404,7 +440,7 @@ class Semantic:
         while not self._stop.is_set():
             try:
                 with self._store.embedding_turn() as ours:
-                    ready = self.catch_up() if ours else self._take_in()
+                    ready = self.catch_up(everything=False) if ours else self._take_in()
                     dropped = self._prune_due() if ours else 0
                 if ready:
                     log.info("semantic search: vectors of %d notes ready", ready)

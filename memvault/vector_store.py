@@ -11,7 +11,8 @@ the size of float32, and the cosine changes in the fourth decimal); a server hol
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,9 +55,17 @@ class VectorStore:
         self.model = model
         self.chunker = chunker
 
-    def notes(self) -> dict[int, str]:
-        """Every note's rowid and content hash: what the vectors in memory must follow."""
-        return {int(r[0]): str(r[1]) for r in self._index.query("SELECT rowid, hash FROM notes")}
+    def notes(self, only: Collection[int] | None = None) -> dict[int, str]:
+        """Every note's rowid and content hash (or those of the notes `only` names that are
+        still there): what the vectors in memory must follow."""
+        if only is None:
+            rows = self._index.query("SELECT rowid, hash FROM notes")
+        else:
+            rows = self._index.query(
+                "SELECT rowid, hash FROM notes WHERE rowid IN (SELECT value FROM json_each(?))",
+                [json.dumps(sorted(only))],
+            )
+        return {int(r[0]): str(r[1]) for r in rows}
 
     def embedded(self) -> dict[int, str]:
         """Every note whose chunks all have this model's vectors, with its content hash: what

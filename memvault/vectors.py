@@ -7,7 +7,8 @@ of float32 (109 MB for 100k generated notes' 283k chunks, not 436), and numkong'
 ran that product in 5 ms where numpy's float32 one took 18, with cosines within 0.003 of
 float32's. A filter that lets few notes through has only their rows multiplied. Rows are
 appended; a note that changes or goes leaves its old rows as holes (note -1), and the matrix
-is compacted when holes pass a quarter of it, so a write never copies the whole matrix.
+is compacted when holes pass a quarter of it, so a write never copies the whole matrix. Each
+note's first chunk is also kept in a table of its own, for the duplicate guard (`within`).
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ class Near:
 class VectorTable:
     """Chunk vectors by note; safe to search from many threads while one thread writes."""
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(self, dimensions: int, firsts: bool = True) -> None:
         self._lock = threading.Lock()
+        # Each note's first chunk again (`within` reads only those), unless this is that table.
+        self._firsts = VectorTable(dimensions, firsts=False) if firsts else None
         self._matrix = np.zeros((0, dimensions), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
         self._notes = np.zeros(0, dtype=np.int64)
@@ -82,6 +85,8 @@ class VectorTable:
             self._weights[start : start + len(vectors)] = _mean_weight(_restored(quantised, scales))
             self._size += len(vectors)
             self._rows[note] = list(range(start, self._size))
+        if self._firsts is not None:
+            self._firsts.put(note, vectors[:1])
 
     def load(self, notes: npt.NDArray[np.int64], matrix: Quantised, scales: Vectors) -> None:
         """Every note's chunk vectors at once (a server's start), replacing what the table
@@ -105,6 +110,8 @@ class VectorTable:
             self._matrix, self._scales, self._notes = matrix, scales, padded
             self._seqs, self._weights = seqs, weights
             self._rows, self._size, self._holes = rows, size, 0
+        if self._firsts is not None:
+            self._firsts.load(notes[starts], matrix[starts], scales[starts])
 
     def remove(self, note: int) -> None:
         """Forget a note's vectors (it was deleted or changed)."""
@@ -112,6 +119,8 @@ class VectorTable:
             self._drop(note)
             if self._holes > max(self._size // 4, 1024):
                 self._compact()
+        if self._firsts is not None:
+            self._firsts.remove(note)
 
     def nearest(
         self,
@@ -135,9 +144,11 @@ class VectorTable:
             wanted *= 4
 
     def within(self, query: Vectors, at_least: float) -> list[Near]:
-        """Every note whose best chunk is at least `at_least` close to `query` (cosine), best
-        first, however many: one product over the matrix."""
-        matrix, scales, notes, seqs = self._view()
+        """Every note whose first chunk (its title in front) is at least `at_least` close to
+        `query` (cosine), best first, however many: one product over the first chunks, kept in
+        a table of their own (100k generated notes have 570k chunks: 2 ms against 12)."""
+        table = self._firsts or self
+        matrix, scales, notes, seqs = table._view()
         rows = _admitted(notes, None, ())
         scores = _product(matrix, scales, rows, query)
         close = scores >= at_least

@@ -144,6 +144,28 @@ def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
     assert held == [("model", False), ("lookup", False)] * 2
 
 
+def test_the_guard_s_vector_of_a_short_memory_is_its_own_once_written(
+    embedded: VaultService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard embeds a short memory's first chunk on the write's path; the pass that
+    embeds the written memory takes that vector, with no second run of the model, and the
+    memory is then found by meaning."""
+    texts: list[str] = []
+    embed = Embedder.passages
+
+    def embedding(self: Embedder, given: Sequence[str]) -> np.ndarray:
+        texts.extend(given)
+        return embed(self, given)
+
+    monkeypatch.setattr(Embedder, "passages", embedding)
+    written = embedded.create(*GOTCHA, category="gotcha")
+    assert len(texts) == 1
+    assert embedded.embed() == 1
+    assert len(texts) == 1
+    found = embedded.search("the test run hangs on the build machines", mode="semantic")
+    assert found.results[0].id == written.id
+
+
 def test_a_reworded_memory_that_supersedes_the_old_one_is_kept(embedded: VaultService) -> None:
     first = embedded.create(*GOTCHA, category="gotcha")
     embedded.embed()
@@ -155,6 +177,44 @@ def test_a_merely_related_memory_or_another_scope_is_kept(embedded: VaultService
     embedded.embed()
     assert embedded.create(*RELATED, category="gotcha").title == RELATED[0]
     assert embedded.create(*REWORDED, scope="other-project").title == REWORDED[0]
+
+
+def test_a_short_memory_saying_what_one_paragraph_of_a_long_note_says_is_kept(
+    embedded: VaultService,
+) -> None:
+    """The guard compares like with like, first chunk with first chunk: a runbook holding
+    the gotcha as one of its paragraphs says more than the gotcha, which may stand alone; the
+    same runbook opening with it is refused as its twin."""
+    build = (
+        "The build runs on every push. It installs the locked dependencies from the cache, "
+        "compiles the TypeScript sources, lints them, and uploads the bundle as an artifact "
+        "that the deploy job downloads later. A failed step stops the build and posts the log "
+        "to the team's channel, with the commit and its author named. "
+    )
+    nightly = (
+        "Nightly jobs rebuild the cache from scratch, rotate the signing keys of the staging "
+        "servers, and prune the artifacts older than thirty days, so the storage bill stays "
+        "flat. Their logs are kept for a week, and a failure pages whoever is on call. "
+    )
+    releases = (
+        "Releases are tagged by hand after the changelog is reviewed. The tag triggers the "
+        "production deploy, which waits for a second approval when it falls on a Friday or "
+        "the day before a holiday, and rolls back by itself when the health checks fail. "
+    )
+    paragraphs = [
+        build * 2,
+        f"## Nightly\n\n{nightly * 2}",
+        f"## Jest\n\n{GOTCHA[1]}",
+        f"## Releases\n\n{releases * 2}",
+    ]
+    embedded.create("CI runbook", "\n\n".join(paragraphs), category="ops")
+    embedded.embed()
+    assert embedded.create(*REWORDED, category="gotcha").title == REWORDED[0]
+    opening = embedded.create(GOTCHA[0], "\n\n".join([GOTCHA[1], *paragraphs[:2]]), scope="b")
+    embedded.embed()
+    with pytest.raises(Duplicate, match="in other words") as refused:
+        embedded.create(*REWORDED, category="gotcha", scope="b")
+    assert refused.value.existing_id == opening.id
 
 
 def test_a_twin_in_this_scope_is_not_hidden_by_closer_ones_in_other_scopes(

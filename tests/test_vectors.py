@@ -41,6 +41,19 @@ def test_within_gives_every_note_that_close_once_best_first() -> None:
     assert table.within(unit(-1, 0), 0.5) == []
 
 
+def test_within_weighs_each_note_by_its_first_chunk_loaded_put_or_removed() -> None:
+    rows = [unit(0, 1), unit(1, 0), unit(1, 0.1), unit(1, 0.2), unit(0, 1), unit(1, 0.05)]
+    matrix, scales = quantise(np.stack(rows))
+    table = VectorTable(2)
+    table.load(np.array([1, 1, 2, 3, 3]), matrix, scales)  # the last row is room
+    assert [near.note for near in table.within(unit(1, 0), 0.9)] == [2, 3]
+    table.put(4, np.stack([unit(1, 0.05), unit(0, 1)]))
+    table.put(1, np.stack([unit(1, 0), unit(0, 1)]))
+    table.remove(2)
+    assert [near.note for near in table.within(unit(1, 0), 0.9)] == [1, 4, 3]
+    assert [near.note for near in table.nearest(unit(1, 0), 3)] == [1, 4, 3]
+
+
 def test_replaced_and_removed_notes_leave_no_trace_even_after_compaction() -> None:
     table = VectorTable(2)
     for note in range(3000):
