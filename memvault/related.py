@@ -3,6 +3,7 @@ guard): by meaning when the vault's notes have vectors, else by the memory's key
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from .index import Index, Match
@@ -41,14 +42,17 @@ def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where:
     return Related(memory.id, "words", [h for h in page.results if h.id != memory.id][:limit])
 
 
-def twins(semantic: Semantic, title: str, content: str) -> list[Near]:
-    """Every note whose first chunk a new short memory's is SAME_MEANING close to, nearest first;
-    none for a memory over SHORT_WORDS words, or when the vault has no vectors (the model is
-    off or nothing is embedded). A write looks for them before it takes the vault lock, so
-    neither the model's run nor the product over the first chunks holds up other writers."""
+def twins_soon(semantic: Semantic, title: str, content: str) -> Future[list[Near]]:
+    """Every note whose first chunk a new short memory's is SAME_MEANING close to, nearest
+    first, found in a thread (`Semantic.within_soon`); none for a memory over SHORT_WORDS words,
+    or when the vault has no vectors (the model is off or nothing is embedded). A write waits
+    for them before it takes the vault lock, so neither the model's run nor the product over
+    the first chunks holds up other writers."""
     if len(f"{title} {content}".split()) > SHORT_WORDS or not semantic.has_vectors():
-        return []
-    return semantic.within(semantic.passage(title, content), SAME_MEANING)
+        none: Future[list[Near]] = Future()
+        none.set_result([])
+        return none
+    return semantic.within_soon(title, content, SAME_MEANING)
 
 
 def reworded(index: Index, twins: list[Near]) -> list[SearchHit]:

@@ -183,9 +183,15 @@ class Semantic:
         return table.nearest(question.result(), limit, among, leaving_out)
 
     def within(self, vector: np.ndarray, at_least: float) -> list[Near]:
-        """Every note whose best chunk is at least `at_least` close to a vector, best first."""
+        """Every note whose first chunk is at least `at_least` close to a vector, best first."""
         _embedder, _store, table = self._ready()
         return table.within(vector, at_least)
+
+    def within_soon(self, title: str, body: str, at_least: float) -> Future[list[Near]]:
+        """`within` of a memory not yet written (`passage`), found in a thread of its own, so
+        that the writer compares the memory's text with the notes' meanwhile: the model lets
+        go of the GIL, and a short write waits for the slower of the two, not for both."""
+        return self._asker.submit(lambda: self.within(self.passage(title, body), at_least))
 
     def related(
         self, rowid: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import json
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from memvault.cli import main
 from memvault.config import Settings
 from memvault.embedding import Embedder
 from memvault.errors import Duplicate, NotFound
+from memvault.index import Index
 from memvault.records import Filter
 from memvault.vault import DUPLICATE_CANDIDATES, VaultService
 from memvault.vectors import Near, VectorTable
@@ -142,6 +144,38 @@ def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
     with pytest.raises(Duplicate):
         embedded.create(*REWORDED, category="gotcha")
     assert held == [("model", False), ("lookup", False)] * 2
+
+
+def test_the_guard_compares_texts_while_the_model_runs_and_keeps_its_order(
+    embedded: VaultService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short write waits for the slower of the guard's two looks, not for both one after
+    the other: the model runs in a thread while the texts are compared (the model here waits
+    until the comparison has begun). The refusals keep their order: the title, then the
+    near-identical text, then the reworded twin."""
+    compared = threading.Event()
+    embed, all_words = Embedder.passages, Index.with_all_words
+
+    def embedding(self: Embedder, texts: Sequence[str]) -> np.ndarray:
+        assert compared.wait(10), "the texts were compared only after the model ran"
+        return embed(self, texts)
+
+    def comparing(self: Index, *args: Any) -> list[str]:
+        compared.set()
+        return all_words(self, *args)
+
+    monkeypatch.setattr(Embedder, "passages", embedding)
+    monkeypatch.setattr(Index, "with_all_words", comparing)
+    gotcha = embedded.create(*GOTCHA, category="gotcha")
+    embedded.embed()
+    with pytest.raises(Duplicate, match="in other words") as reworded:
+        embedded.create(*REWORDED, category="gotcha")
+    with pytest.raises(Duplicate, match="near-identical") as identical:
+        embedded.create("Jest in CI", GOTCHA[1])
+    with pytest.raises(Duplicate, match="a memory titled") as titled:
+        embedded.create(GOTCHA[0], GOTCHA[1])
+    assert gotcha.id == reworded.value.existing_id == identical.value.existing_id
+    assert gotcha.id == titled.value.existing_id
 
 
 def test_the_guard_s_vector_of_a_short_memory_is_its_own_once_written(
