@@ -169,6 +169,21 @@ def test_the_duplicate_check_never_reads_a_note_too_big_to_be_alike(
         vault.create("Another title", text + "running!")
 
 
+def test_a_note_gone_or_spoilt_since_it_was_indexed_does_not_fail_a_write(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    """The near-identical check reads the notes holding the new memory's words; one deleted,
+    or made unreadable, by another program since it was indexed is no twin, and the write
+    goes on (it failed with "no file ... in the vault")."""
+    text = "Run the database migrations before the deploy, never after: the old code must keep "
+    vault.create("Deploy order", text + "working.")
+    vault.create("Deploy steps", text + "serving.")
+    (vault_dir / "deploy-order.md").unlink()
+    (vault_dir / "deploy-steps.md").write_bytes(b"\xff\xfe\x00 not text")
+    written = vault.create("Another title", text + "running!")
+    assert (vault_dir / written.path).is_file()
+
+
 def test_two_files_with_one_name_are_ambiguous(vault: VaultService, vault_dir: Path) -> None:
     write_file(vault_dir, "a/note.md", "A\n")
     write_file(vault_dir, "b/note.md", "B\n")
