@@ -22,7 +22,7 @@ from . import checks, clock, duplicates, indexer, ranking, related, similar, tim
 from .config import Settings
 from .document import Document
 from .embedding import OFF
-from .errors import Conflict, Duplicate, Invalid, NotFound, ReadOnly, Unreadable
+from .errors import Conflict, Duplicate, Invalid, MemvaultError, ReadOnly
 from .expiry import archive_folder, expiry_from
 from .facets import same_scope
 from .fusion import fuse
@@ -603,7 +603,7 @@ class VaultService:
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES, largest, [scope]):
             try:
                 other = self._store.read(path)[0]
-            except (NotFound, Unreadable):
+            except (OSError, MemvaultError):
                 continue  # gone or spoilt since it was indexed: no twin, and no reason to fail
             score = similar.content_similarity(content, other.body)
             if score >= similar.NEAR_IDENTICAL:
