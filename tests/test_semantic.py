@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from filelock import FileLock
 
-from memvault import stale_vectors
+from memvault import semantic, stale_vectors
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.embedding import Embedder, Unavailable, find_model
@@ -527,6 +527,8 @@ def test_a_server_s_pass_after_a_write_reads_the_notes_that_changed_not_every_no
         return (titles(vault, query, mode="semantic") or [""])[0]
 
     monkeypatch.setattr(VectorStore, "notes", reading)
+    # No full pass falls due during the test, however slow the machine.
+    monkeypatch.setattr(semantic, "FULL_PASS_SECONDS", 3600.0)
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     other = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     try:
