@@ -199,7 +199,10 @@ class Embedder:
         options.enable_cpu_mem_arena = False
         self.spec = spec
         self._session = onnxruntime.InferenceSession(
-            str(spec.onnx), options, providers=["CPUExecutionProvider"]
+            str(spec.onnx),
+            options,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=["SkipLayerNormFusion"],
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(spec.tokenizer))

@@ -8,11 +8,12 @@ import hashlib
 import multiprocessing
 import shutil
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from memvault.embedding import DEFAULT_NAME, Embedder, find_model
+from memvault.embedding import DEFAULT_NAME, Embedder, ModelSpec, find_model
 from memvault.model_cache import DIGEST_FILE, MODEL_FILE, RECIPE
 
 TEXT = "When a release breaks production, redeploy the previous build from the CI pipeline."
@@ -50,6 +51,13 @@ def _cached_model(cache: Path) -> Path:
     return model
 
 
+def _packaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModelSpec:
+    """The packaged model, as found when the cache cannot be written (a file stands there)."""
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
+    return find_model(None)
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -64,9 +72,7 @@ def test_the_default_model_runs_as_an_int8_copy_in_the_cache(
     assert (spec.onnx.parent / DIGEST_FILE).read_text().strip() == _sha256(spec.onnx)
 
     # A cache it cannot write to: the packaged model runs, under its own key.
-    (tmp_path / "a-file").write_text("not a folder")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
-    packaged = find_model(None)
+    packaged = _packaged(tmp_path, monkeypatch)
     assert packaged.key != spec.key and not packaged.key.endswith(RECIPE)
     quantised, original = Embedder(spec).passages(PROSE), Embedder(packaged).passages(PROSE)
     cosines = (quantised * original).sum(axis=1)
@@ -143,3 +149,25 @@ def test_two_processes_build_the_copy_once(tmp_path: Path) -> None:
     model = _cached_model(tmp_path)
     assert found == [model.stat().st_ino] * 2
     assert (model.parent / DIGEST_FILE).read_text().strip() == _sha256(model)
+
+
+def test_the_rebuilt_graph_computes_what_the_export_computes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bert_graph's fused operators, before any quantising, give the export's vectors."""
+    import onnx
+    import onnxruntime
+
+    from memvault.bert_graph import fused
+    from memvault.model_cache import HEADS
+
+    packaged = _packaged(tmp_path, monkeypatch)
+    folded, rebuilt = tmp_path / "folded.onnx", tmp_path / "rebuilt.onnx"
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(folded)
+    onnxruntime.InferenceSession(str(packaged.onnx), options, providers=["CPUExecutionProvider"])
+    onnx.save(fused(onnx.load(str(folded)), HEADS), str(rebuilt))
+    ours = Embedder(replace(packaged, key="rebuilt", onnx=rebuilt)).passages(PROSE)
+    cosines = (ours * Embedder(packaged).passages(PROSE)).sum(axis=1)
+    assert float(cosines.min()) > 0.9999, cosines
