@@ -95,9 +95,18 @@ def _default_model() -> ModelSpec:
     try:
         quantised = model_cache.quantised(onnx, fingerprint)
     except Exception as exc:  # any failure leaves the packaged model, which always runs
-        log.warning("the default model runs unquantised (about half as fast): %s", exc)
+        log.warning("the default model runs unquantised (a third as fast): %s", exc)
         return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}", onnx, tokenizer)
     return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}-{model_cache.RECIPE}", quantised, tokenizer)
+
+
+def retired(key: str) -> bool:
+    """Whether a model key names an int8 copy of the default model made by another recipe than
+    this version's (`name/fingerprint-recipe`): a copy never made again, whose vectors no
+    search will read."""
+    name, _, made = key.partition("/")
+    _fingerprint, copy, recipe = made.partition("-")
+    return name == DEFAULT_NAME and bool(copy) and recipe != model_cache.RECIPE
 
 
 def _package_file(package: str, relative: str) -> Path | None:
@@ -195,6 +204,8 @@ class Embedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self.spec = spec
+        # Add and LayerNormalization stay apart: fused into SkipLayerNormalization they run
+        # four times slower in onnxruntime 1.32 (bert_graph.py); the packaged graph gains 9 % too.
         self._session = onnxruntime.InferenceSession(
             str(spec.onnx),
             options,

@@ -5,7 +5,10 @@ extra (numpy) installed."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from .chunks import RECIPE
+from .embedding import retired
 from .index import Index
 
 # A prune that frees more chunks than this reads the whole vectors' table once rather than
@@ -16,13 +19,19 @@ PRUNE_NAMED = 500
 def prune(index: Index, thorough: bool) -> int:
     """Drop what no note uses any more, in one transaction, and say how many vectors went: the
     chunk maps of content no note has now (a note edited, deleted) or cut by an older recipe
-    (chunks.RECIPE), and the vectors of the chunks only those maps named. `thorough` also
-    drops every other vector no chunk map names (left by a kept-state migration, or by a
-    version that never pruned): a read of the whole table (2.2 s in all at 570k vectors), for
-    `memvault reindex`. Vectors of another model stay while a current note's map names them:
-    a switch back to it embeds nothing again."""
+    (chunks.RECIPE), and the vectors of the chunks only those maps named; and every vector and
+    map of a copy of the default model an older version made (`embedding.retired`: at 100k
+    notes about 440 MB no search reads). `thorough` also drops every other vector no chunk map
+    names (left by a kept-state migration, or by a version that never pruned): a read of the
+    whole table (2.2 s in all at 570k vectors), for `memvault reindex`. Vectors of another
+    model stay while a current note's map names them: a switch back to it embeds nothing
+    again."""
     suffix = f"/{RECIPE}"
     with index.transaction() as db:
+        gone = 0
+        for model in filter(retired, _models(db)):
+            db.execute("DELETE FROM chunk_maps WHERE chunker = ?", (f"{model}{suffix}",))
+            gone += db.execute("DELETE FROM embeddings WHERE model = ?", (model,)).rowcount
         freed = {
             bytes(row[0])
             for row in db.execute(
@@ -33,10 +42,22 @@ def prune(index: Index, thorough: bool) -> int:
         }
         unused = "hash NOT IN (SELECT chunk_hash FROM chunk_maps)"
         if thorough or len(freed) > PRUNE_NAMED:
-            return db.execute(f"DELETE FROM embeddings WHERE {unused}").rowcount
-        if not freed:
-            return 0
-        marks = ", ".join("?" for _ in freed)
-        return db.execute(
-            f"DELETE FROM embeddings WHERE hash IN ({marks}) AND {unused}", list(freed)
-        ).rowcount
+            return gone + db.execute(f"DELETE FROM embeddings WHERE {unused}").rowcount
+        if freed:
+            marks = ", ".join("?" for _ in freed)
+            gone += db.execute(
+                f"DELETE FROM embeddings WHERE hash IN ({marks}) AND {unused}", list(freed)
+            ).rowcount
+        return gone
+
+
+def _models(db: sqlite3.Connection) -> list[str]:
+    """The models the vectors were made by: one seek of the table's key a model, not a read of
+    every vector."""
+    models: list[str] = []
+    while row := db.execute(
+        "SELECT model FROM embeddings WHERE model > ? ORDER BY model LIMIT 1",
+        (models[-1] if models else "",),
+    ).fetchone():
+        models.append(row[0])
+    return models

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from filelock import FileLock
 
-from memvault import semantic, stale_vectors
+from memvault import model_cache, semantic, stale_vectors
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.embedding import Embedder, Unavailable, find_model
@@ -196,8 +196,8 @@ def test_a_reindex_drops_the_vectors_no_note_uses_and_keeps_the_rest(
 def test_a_text_several_new_notes_hold_is_embedded_once(
     notes: VaultService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One run of the model gives a text one vector; two runs could give two a little apart
-    (the int8 model quantises each run by its own range), and the index would keep either."""
+    """A text several new notes hold is run through the model once, and the notes share its
+    vector."""
     notes.embed()
     for scope in ("first", "second", "third"):
         notes.create("Deploy freeze", "No deploys on Fridays after noon.", scope=scope)
@@ -235,6 +235,39 @@ def test_a_prune_between_reindexes_drops_what_edits_left_without_reading_every_v
     finally:
         index.close()
     assert stored(vault_dir) == (4, 4)
+    assert notes.semantic_status().pending == 0
+
+
+def test_a_prune_drops_what_an_older_copy_of_the_default_model_made(
+    notes: VaultService, vault_dir: Path
+) -> None:
+    """An upgrade that makes the default model's int8 copy by a new recipe embeds the vault
+    again; the older copy's vectors and maps, which no search reads any more, go at the next
+    prune, though the new maps name the same texts. A person's own model's stay."""
+    notes.embed()
+    current = find_model(None).key
+    older = current.replace(f"-{model_cache.RECIPE}", "-int8-older")
+    with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+        for model in (older, "my-model/0123abcd"):
+            db.execute(
+                "INSERT INTO embeddings SELECT ?, hash, vector FROM embeddings WHERE model = ?",
+                (model, current),
+            )
+            db.execute(
+                "INSERT INTO chunk_maps SELECT ? || substr(chunker, ?), note_hash, seq,"
+                " chunk_hash, start, end FROM chunk_maps WHERE chunker LIKE ? || '/%'",
+                (model, len(current) + 1, current),
+            )
+    assert stored(vault_dir) == (12, 12)
+    index = Index(vault_dir / ".memvault" / "index.sqlite3")
+    try:
+        assert stale_vectors.prune(index, thorough=False) == 4
+    finally:
+        index.close()
+    assert stored(vault_dir) == (8, 8)
+    with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+        kept = {row[0] for row in db.execute("SELECT DISTINCT model FROM embeddings")}
+    assert kept == {current, "my-model/0123abcd"}
     assert notes.semantic_status().pending == 0
 
 

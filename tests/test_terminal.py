@@ -156,23 +156,29 @@ def test_make_run_takes_vault_and_port() -> None:
 
 
 def serve_then_interrupt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Start `memvault serve`, wait for its start-up line, then press Ctrl-C (SIGINT)."""
+    """Start `memvault serve`, wait for its start-up line, then press Ctrl-C (SIGINT). The
+    start-up line is read from the pipe's descriptor, unbuffered, so that the stderr returned
+    holds every byte the server wrote."""
     process = subprocess.Popen(
         [*MEMVAULT, "--vault", str(vault), "serve", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
         env=server_env(),
     )
     assert process.stderr is not None
+    said = b""
     if args:
-        assert "serving" in process.stderr.readline()
+        while b"serving" not in said and process.poll() is None:
+            said += os.read(process.stderr.fileno(), 4096)
+        assert b"serving" in said, said
     else:
         time.sleep(3)  # over stdio nothing is printed; give the server time to start
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    return subprocess.CompletedProcess(
+        process.args, process.returncode, out.decode(), (said + err).decode()
+    )
 
 
 def test_ctrl_c_stops_serve_with_exit_0(vault_dir: Path) -> None:
