@@ -4,8 +4,8 @@ The packaged all-MiniLM-L6-v2 stores int8 weights that onnxruntime casts back to
 loads them, so it computes in float32. Its constants folded, its graph rebuilt with fused
 operators (bert_graph.py) and its matrix products but one quantised per channel (onnxruntime's
 `quantize_dynamic`: QAttention and int8 products, which this CPU runs with VNNI), it embeds a
-chunk about three times as fast as the packaged graph (170 chunks of npm's docs and LoCoMo a
-second on one core, against 52), at a cosine of about 0.995 to the float32 vectors
+chunk about three times as fast as the packaged graph (191 chunks of npm's docs and LoCoMo a
+second of one core's time, against 61-65), at a cosine of about 0.995 to the float32 vectors
 (benchmarks/README.md). The copy is made the first time the model is needed, offline, written
 atomically under a lock (two processes never build it at once), and checked against its recorded
 sha256 whenever it is found: a missing, partial or corrupt copy is made again.
