@@ -105,7 +105,7 @@ def retired(key: str) -> bool:
     this version's (`name/fingerprint-recipe`): a copy never made again, whose vectors no
     search will read."""
     name, _, made = key.partition("/")
-    _fingerprint, copy, recipe = made.partition("-")
+    _, copy, recipe = made.partition("-")
     return name == DEFAULT_NAME and bool(copy) and recipe != model_cache.RECIPE
 
 
