@@ -8,7 +8,6 @@ vault of 10k notes costs a few thousand small queries, not fifty million compari
 from __future__ import annotations
 
 from . import similar
-from .errors import MemvaultError
 from .index import Index
 from .records import DuplicatePair
 from .search_sql import ARCHIVED
@@ -47,8 +46,6 @@ def near_duplicates(index: Index, store: VaultStore, limit: int) -> list[Duplica
 def _body(store: VaultStore, seen: dict[str, str], path: str) -> str:
     """A note's body, read once per pass ('' when it went or cannot be read meanwhile)."""
     if path not in seen:
-        try:
-            seen[path] = store.read(path)[0].body
-        except (OSError, MemvaultError):
-            seen[path] = ""
+        memory = store.read_if_readable(path)
+        seen[path] = "" if memory is None else memory.body
     return seen[path]

@@ -24,7 +24,16 @@ if sys.platform == "linux":
 
 from .config import STATE_DIR
 from .document import Document, parse_document, render_document
-from .errors import Changed, Conflict, Invalid, NotFound, ReadOnly, Unreadable, Unwritable
+from .errors import (
+    Changed,
+    Conflict,
+    Invalid,
+    MemvaultError,
+    NotFound,
+    ReadOnly,
+    Unreadable,
+    Unwritable,
+)
 from .model import (
     VAULT_README,
     Memory,
@@ -286,6 +295,14 @@ class VaultStore:
         an edit starts from `read_for_edit`)."""
         memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path))[0])
         return memory, doc
+
+    def read_if_readable(self, path: str) -> Memory | None:
+        """The memory at `path`, or None when it went or cannot be read since it was indexed:
+        for the readers that pass over such a note (the duplicate checks) rather than fail."""
+        try:
+            return self.read(path)[0]
+        except (OSError, MemvaultError):
+            return None
 
     def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
         """A memory, its document, and the snapshot its write compares the file with; never a

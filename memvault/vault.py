@@ -22,7 +22,7 @@ from . import checks, clock, duplicates, indexer, ranking, related, similar, tim
 from .config import Settings
 from .document import Document
 from .embedding import OFF
-from .errors import Conflict, Duplicate, Invalid, MemvaultError, ReadOnly
+from .errors import Conflict, Duplicate, Invalid, ReadOnly
 from .expiry import archive_folder, expiry_from
 from .facets import same_scope
 from .fusion import fuse
@@ -601,9 +601,8 @@ class VaultService:
         words = similar.longest_words(content, DUPLICATE_WORDS)
         largest = similar.largest_alike(content)
         for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES, largest, [scope]):
-            try:
-                other = self._store.read(path)[0]
-            except (OSError, MemvaultError):
+            other = self._store.read_if_readable(path)
+            if other is None:
                 continue  # gone or spoilt since it was indexed: no twin, and no reason to fail
             score = similar.content_similarity(content, other.body)
             if score >= similar.NEAR_IDENTICAL:
