@@ -153,6 +153,11 @@ KEPT_MIGRATIONS = (
         end INTEGER NOT NULL,
         PRIMARY KEY (chunker, note_hash, seq)
     ) WITHOUT ROWID""",
+    # Vectors by their text's hash alone, whatever the model, and chunk maps by the text they
+    # name: a prune (stale_vectors.py) finds the vectors no map names by looking each one up,
+    # without reading the vectors (26 MB, not 440, at 100k notes) or sorting every map's hash.
+    "CREATE INDEX IF NOT EXISTS embeddings_hash ON embeddings(hash)",
+    "CREATE INDEX IF NOT EXISTS chunk_maps_chunk ON chunk_maps(chunk_hash)",
 )
 _MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY)"
 
@@ -226,16 +231,20 @@ def _objects(db: sqlite3.Connection) -> dict[str, str]:
 
 
 @functools.cache
-def _expected() -> tuple[dict[str, str], frozenset[str]]:
-    """What a whole index holds (name -> SQL, FTS5's own tables included), and the names of
-    its kept tables: read from a fresh index made in memory."""
+def _expected() -> tuple[dict[str, str], dict[str, int]]:
+    """What a whole index holds (name -> SQL, FTS5's own tables included), and its kept tables
+    and indexes by the number of the last migration that makes each (0: the migrations table):
+    read from a fresh index made in memory."""
     with closing(sqlite3.connect(":memory:")) as db:
         db.executescript(TABLES + NOTE_INDEXES + LINK_INDEXES)
-        derived = _objects(db)
-        db.execute(_MIGRATIONS_TABLE)
-        for statement in KEPT_MIGRATIONS:
+        before = after = _objects(db)
+        kept: dict[str, int] = {}
+        for number, statement in enumerate((_MIGRATIONS_TABLE, *KEPT_MIGRATIONS)):
             db.execute(statement)
-        return _objects(db), frozenset(_objects(db)).difference(derived)
+            after = _objects(db)
+            kept.update({name: number for name, sql in after.items() if before.get(name) != sql})
+            before = after
+        return after, {name: number for name, number in kept.items() if name in after}
 
 
 def _damage(found: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -251,13 +260,19 @@ def _damage(found: dict[str, str]) -> tuple[list[str], list[str]]:
 
 
 def _restore_kept(db: sqlite3.Connection, found: dict[str, str]) -> None:
-    """Migrations run again when a kept table is gone (dropped by hand): its state is lost, but
-    the index works again. Migration 1 is idempotent (CREATE TABLE IF NOT EXISTS)."""
+    """A kept table or index gone (dropped by hand) is made again: the migrations run again from
+    the first one that made something gone (its state is lost, but the index works again).
+    What a migration not yet applied will make is not gone, only new: the migrations before it,
+    and what they keep, stay as they are."""
     _expected_sql, kept = _expected()
-    gone = sorted(name for name in kept if name not in found and name != "migrations")
-    if gone and "migrations" in found:
+    if "migrations" not in found:
+        return
+    done = {row[0] for row in db.execute("SELECT number FROM migrations")}
+    gone = sorted(n for n, made_by in kept.items() if made_by in done and n not in found)
+    if gone:
         log.warning("the index lacks %s (kept state); making it again", ", ".join(gone))
-        db.execute("DELETE FROM migrations")
+        first = min(kept[name] for name in gone)
+        db.execute("DELETE FROM migrations WHERE number >= ?", (first,))
 
 
 def _migrate(db: sqlite3.Connection) -> None:

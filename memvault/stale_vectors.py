@@ -11,8 +11,8 @@ from .chunks import RECIPE
 from .embedding import retired
 from .index import Index
 
-# A prune that frees more chunks than this reads the whole vectors' table once rather than
-# look each one up (and stays under SQLite's limit of parameters).
+# A prune that frees more chunks than this looks up every vector's text rather than the
+# freed ones (and stays under SQLite's limit of parameters).
 PRUNE_NAMED = 500
 
 
@@ -22,21 +22,24 @@ def prune(index: Index, thorough: bool) -> int:
     (chunks.RECIPE), and the vectors of the chunks only those maps named; and every vector and
     map of a copy of the default model an older version made (`embedding.retired`: at 100k
     notes about 440 MB no search reads). `thorough` also drops every other vector no chunk map
-    names (left by a kept-state migration, or by a version that never pruned): a read of the
-    whole table (2.2 s in all at 570k vectors), for `memvault reindex`. Vectors of another
-    model stay while a current note's map names them: a switch back to it embeds nothing
-    again."""
+    names (left by a kept-state migration, or by a version that never pruned): a lookup of
+    every vector's text among the maps' (0.5 s in all at 570k chunks), for `memvault
+    reindex`. Vectors of another model stay while a current note's map names them: a switch
+    back to it embeds nothing again."""
     suffix = f"/{RECIPE}"
     with index.transaction() as db:
         gone = 0
         for model in filter(retired, _models(db)):
             db.execute("DELETE FROM chunk_maps WHERE chunker = ?", (f"{model}{suffix}",))
             gone += db.execute("DELETE FROM embeddings WHERE model = ?", (model,)).rowcount
+        # `chunker > ''` walks the maps in their key's order, a note's together, rather than
+        # in the order of the texts they name (the index chunk_maps_chunk): 0.33 s against 0.58
+        # at 570k maps.
         freed = {
             bytes(row[0])
             for row in db.execute(
-                "DELETE FROM chunk_maps WHERE substr(chunker, -?) <> ?"
-                " OR note_hash NOT IN (SELECT hash FROM notes) RETURNING chunk_hash",
+                "DELETE FROM chunk_maps WHERE chunker > '' AND (substr(chunker, -?) <> ?"
+                " OR note_hash NOT IN (SELECT hash FROM notes)) RETURNING chunk_hash",
                 (len(suffix), suffix),
             )
         }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import multiprocessing
 import shutil
 import sqlite3
@@ -345,6 +346,48 @@ def test_an_index_from_before_chunks_counted_word_pieces_cuts_its_notes_again(
         assert again.semantic_status().pending == 4
         assert again.embed() == 4
         assert titles(again, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize(
+    ("damage", "warning"),
+    [
+        # An index from before the prune's two indexes were added: nothing is gone, they are
+        # new. Re-running every migration here once emptied the chunk maps, and the reindex
+        # that followed dropped every vector.
+        (
+            "DROP INDEX embeddings_hash; DROP INDEX chunk_maps_chunk;"
+            " DELETE FROM migrations WHERE number > 4;",
+            None,
+        ),
+        (
+            "DROP INDEX chunk_maps_chunk;",
+            "the index lacks chunk_maps_chunk (kept state); making it again",
+        ),
+    ],
+)
+def test_a_kept_index_new_or_dropped_by_hand_is_made_without_losing_a_vector(
+    notes: VaultService,
+    vault_dir: Path,
+    caplog: pytest.LogCaptureFixture,
+    damage: str,
+    warning: str | None,
+) -> None:
+    notes.embed()
+    notes.close()
+    with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+        db.executescript(damage)
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        again = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        assert [r.message for r in caplog.records] == ([warning] if warning else [])
+        assert again.semantic_status().pending == 0
+        assert again.rebuild().dropped_vectors == 0
+        assert stored(vault_dir) == (4, 4)
+        with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
+            made = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        assert {"embeddings_hash", "chunk_maps_chunk"} <= made
     finally:
         again.close()
 
