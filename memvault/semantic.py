@@ -363,7 +363,7 @@ class Semantic:
                 from .vectors import ROOM, VectorTable
 
                 embedder, store = self._embedder, self._vector_store
-                table = VectorTable(embedder.dimensions)
+                table = VectorTable(embedder.dimensions, split=workers.parallelism() > 1)
                 stored = store.every_vector(embedder.dimensions, ROOM)
                 table.load(stored.notes, stored.matrix, stored.scales)
                 self._known.update(stored.hashes)

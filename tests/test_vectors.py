@@ -5,9 +5,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memvault import vectors
 from memvault.fusion import fuse
 from memvault.vectors import VectorTable, quantise
 
@@ -156,11 +158,13 @@ def test_related_notes_score_by_the_cosine_of_their_mean_vectors() -> None:
     assert table.related(9, 10, None, ()) is None
 
 
-def random_table(seed: int, notes: int) -> tuple[VectorTable, dict[int, np.ndarray]]:
+def random_table(
+    seed: int, notes: int, split: bool = False
+) -> tuple[VectorTable, dict[int, np.ndarray]]:
     """A table of `notes` notes of 1-4 random unit chunk vectors each, and those vectors."""
     rng = np.random.default_rng(seed)
     chunks = {}
-    table = VectorTable(8)
+    table = VectorTable(8, split)
     for note in range(1, notes + 1):
         vectors = rng.normal(size=(int(rng.integers(1, 5)), 8)).astype(np.float32)
         chunks[note] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -188,6 +192,24 @@ def test_a_filtered_search_ranks_as_the_full_product_restricted_to_its_notes(
         assert abs(near.score - cosines[near.chunk]) <= CLOSE
     left = set(range(1, 61)) - among
     assert table.nearest(query, limit, leaving_out=left) == found
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_within_over_a_product_cut_in_halves_finds_what_the_whole_product_finds(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`within` multiplies a big table of first chunks in two halves at once: every note as
+    close, in the same order, with the same cosines, as one product of the whole table."""
+    table, chunks = random_table(seed, 60, split=True)
+    query = unit(*np.random.default_rng(seed + 1).normal(size=8))
+    whole = table.within(query, 0.3)
+    monkeypatch.setattr(vectors, "SPLIT_ROWS", 7)
+    halves = table.within(query, 0.3)
+    assert halves == whole
+    exact = {note: float(first[0] @ query) for note, first in chunks.items()}
+    found = {near.note for near in halves}
+    assert {note for note, cosine in exact.items() if cosine >= 0.3 + CLOSE} <= found
+    assert all(exact[note] >= 0.3 - CLOSE for note in found)
 
 
 def test_a_table_loaded_at_once_answers_as_one_filled_note_by_note() -> None:
