@@ -245,8 +245,10 @@ class Semantic:
         done, in order; returns how many notes were embedded (fewer when stopped). A server
         keeps its vectors in memory in step and sends its batches to its worker; `memvault
         embed` never loads them (436 MB at 100k notes) and embeds on one worker a core (up to
-        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each. A
-        server's background pass is not `everything`: it looks at the notes `_stale` names."""
+        SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each and
+        one more queued, so that no worker waits while the next batch is read and cut (3,000
+        generated notes: 57 s against 53). A server's background pass is not `everything`: it
+        looks at the notes `_stale` names."""
         table: VectorTable | None = None
         if self._thread is None and self._loaded is None:
             embedder, store = self._embedder, self._vector_store
@@ -263,7 +265,7 @@ class Semantic:
         try:
             for position, batch in self._batches(store, todo):
                 flight.append((position, batch, self._embedding(embedder, pool, batch)))
-                while flight and (len(flight) >= max(cores, 1) or position == len(todo)):
+                while flight and (len(flight) > cores or position == len(todo)):
                     at, finished, vectors = flight.popleft()
                     done += self._finish(store, table, finished, vectors.result())
                     if progress is not None:
