@@ -12,6 +12,7 @@ import functools
 import logging
 import sqlite3
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import Unreadable
@@ -230,29 +231,42 @@ def _objects(db: sqlite3.Connection) -> dict[str, str]:
     return {name: " ".join(sql.split()) for name, sql in rows}
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """A whole index as this version makes it: every table and index (name -> SQL, FTS5's own
+    included), the kept ones by the number of the last migration that makes each (0: the
+    migrations table), and what each migration drops."""
+
+    objects: dict[str, str]
+    made_by: dict[str, int]
+    drops: dict[int, frozenset[str]]
+
+
 @functools.cache
-def _expected() -> tuple[dict[str, str], dict[str, int]]:
-    """What a whole index holds (name -> SQL, FTS5's own tables included), and its kept tables
-    and indexes by the number of the last migration that makes each (0: the migrations table):
-    read from a fresh index made in memory."""
+def _expected() -> _Shape:
+    """The index this version makes, read from a fresh one made in memory."""
     with closing(sqlite3.connect(":memory:")) as db:
         db.executescript(TABLES + NOTE_INDEXES + LINK_INDEXES)
         before = after = _objects(db)
-        kept: dict[str, int] = {}
+        made_by: dict[str, int] = {}
+        drops: dict[int, frozenset[str]] = {}
         for number, statement in enumerate((_MIGRATIONS_TABLE, *KEPT_MIGRATIONS)):
             db.execute(statement)
             after = _objects(db)
-            kept.update({name: number for name, sql in after.items() if before.get(name) != sql})
+            made_by.update({name: number for name, sql in after.items() if before.get(name) != sql})
+            drops[number] = frozenset(before).difference(after)
             before = after
-        return after, {name: number for name, number in kept.items() if name in after}
+        made_by = {name: number for name, number in made_by.items() if name in after}
+        return _Shape(after, made_by, drops)
 
 
 def _damage(found: dict[str, str]) -> tuple[list[str], list[str]]:
     """The derived tables and indexes this index lacks, and those whose SQL differs from this
     version's (a hand-made change, a bad tool). FTS5's own tables are named only when the FTS
     table itself is there."""
-    expected, kept = _expected()
-    derived = sorted(set(expected).difference(kept))
+    shape = _expected()
+    expected = shape.objects
+    derived = sorted(set(expected).difference(shape.made_by))
     missing = [name for name in derived if name not in found]
     changed = [name for name in derived if name in found and found[name] != expected[name]]
     shadows_too = "notes_fts" in found
@@ -261,18 +275,30 @@ def _damage(found: dict[str, str]) -> tuple[list[str], list[str]]:
 
 def _restore_kept(db: sqlite3.Connection, found: dict[str, str]) -> None:
     """A kept table or index gone (dropped by hand) is made again: the migrations run again from
-    the first one that made something gone (its state is lost, but the index works again).
-    What a migration not yet applied will make is not gone, only new: the migrations before it,
-    and what they keep, stay as they are."""
-    _expected_sql, kept = _expected()
+    the first one that made something gone (its state is lost, but the index works again),
+    except one that only drops what is still here (the chunk maps an upgrade once cut again:
+    run again, it would empty them, and a reindex then drop every vector). What a migration not
+    yet applied will make is not gone, only new: it runs, and nothing before it."""
+    shape = _expected()
     if "migrations" not in found:
         return
     done = {row[0] for row in db.execute("SELECT number FROM migrations")}
-    gone = sorted(n for n, made_by in kept.items() if made_by in done and n not in found)
-    if gone:
-        log.warning("the index lacks %s (kept state); making it again", ", ".join(gone))
-        first = min(kept[name] for name in gone)
-        db.execute("DELETE FROM migrations WHERE number >= ?", (first,))
+    gone = sorted(n for n, made_by in shape.made_by.items() if made_by in done and n not in found)
+    if not gone:
+        return
+    log.warning("the index lacks %s (kept state); making it again", ", ".join(gone))
+    first = min(shape.made_by[name] for name in gone)
+    again = [
+        number
+        for number in sorted(done)
+        if number >= first and not _would_empty(shape.drops.get(number, frozenset()), found)
+    ]
+    db.executemany("DELETE FROM migrations WHERE number = ?", [(n,) for n in again])
+
+
+def _would_empty(dropped: frozenset[str], found: dict[str, str]) -> bool:
+    """Whether a migration that drops `dropped` would empty what the index still holds."""
+    return bool(dropped) and dropped <= set(found)
 
 
 def _migrate(db: sqlite3.Connection) -> None:

@@ -358,16 +358,19 @@ def test_an_index_from_before_chunks_counted_word_pieces_cuts_its_notes_again(
         # that followed dropped every vector.
         (
             "DROP INDEX embeddings_hash; DROP INDEX chunk_maps_chunk;"
-            " DELETE FROM migrations WHERE number > 4;",
+            " DELETE FROM migrations WHERE number > 5;",
             None,
         ),
+        # The migrations run again from the first, but not the one that emptied the chunk
+        # maps when an upgrade cut every note again.
+        ("DROP TABLE usage;", "the index lacks usage (kept state); making it again"),
         (
             "DROP INDEX chunk_maps_chunk;",
             "the index lacks chunk_maps_chunk (kept state); making it again",
         ),
     ],
 )
-def test_a_kept_index_new_or_dropped_by_hand_is_made_without_losing_a_vector(
+def test_a_kept_object_new_or_dropped_by_hand_is_made_without_losing_a_vector(
     notes: VaultService,
     vault_dir: Path,
     caplog: pytest.LogCaptureFixture,
