@@ -104,9 +104,9 @@ def retired(key: str) -> bool:
     """Whether a model key names an int8 copy of the default model made by another recipe than
     this version's (`name/fingerprint-recipe`): a copy never made again, whose vectors no
     search will read."""
-    name, _, made = key.partition("/")
-    _, copy, recipe = made.partition("-")
-    return name == DEFAULT_NAME and bool(copy) and recipe != model_cache.RECIPE
+    name, _, copy = key.partition("/")
+    _fingerprint, quantised, recipe = copy.partition("-")
+    return name == DEFAULT_NAME and bool(quantised) and recipe != model_cache.RECIPE
 
 
 def _package_file(package: str, relative: str) -> Path | None:
