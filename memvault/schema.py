@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import logging
 import sqlite3
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -280,7 +281,7 @@ def _restore_kept(db: sqlite3.Connection, found: dict[str, str]) -> None:
     run again, it would empty them, and a reindex then drop every vector). What a migration not
     yet applied will make is not gone, only new: it runs, and nothing before it."""
     shape = _expected()
-    if "migrations" not in found:
+    if "migrations" not in found and not _recall_done(db, found, shape):
         return
     done = {row[0] for row in db.execute("SELECT number FROM migrations")}
     gone = sorted(n for n, made_by in shape.made_by.items() if made_by in done and n not in found)
@@ -296,6 +297,37 @@ def _restore_kept(db: sqlite3.Connection, found: dict[str, str]) -> None:
     db.executemany("DELETE FROM migrations WHERE number = ?", [(n,) for n in again])
 
 
+def _recall_done(db: sqlite3.Connection, found: dict[str, str], shape: _Shape) -> int:
+    """An index that lost its record of migrations (dropped by hand, or copied without it):
+    the last migration whose every table and index is here as this version makes it is
+    recorded as done, with all before it, since running them again would empty the chunk maps
+    (migration 4) and a reindex then drop every vector. Returns that number; 0 for a new index
+    (nothing recorded)."""
+    last = max(
+        (
+            number
+            for number in set(shape.made_by.values())
+            if all(
+                found.get(name) == shape.objects[name]
+                for name, made_by in shape.made_by.items()
+                if made_by == number
+            )
+        ),
+        default=0,
+    )
+    if last:
+        log.warning(
+            "the index lacks its record of migrations; %d found done by what it holds", last
+        )
+        with _transaction(db):
+            db.execute(_MIGRATIONS_TABLE)
+            db.executemany(
+                "INSERT OR IGNORE INTO migrations (number) VALUES (?)",
+                [(number,) for number in range(1, last + 1)],
+            )
+    return last
+
+
 def _would_empty(dropped: frozenset[str], found: dict[str, str]) -> bool:
     """Whether a migration that drops `dropped` would empty what the index still holds."""
     return bool(dropped) and dropped <= set(found)
@@ -308,15 +340,23 @@ def _migrate(db: sqlite3.Connection) -> None:
     for number, statement in enumerate(KEPT_MIGRATIONS, start=1):
         if number in done:
             continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(db):
             if not db.execute("SELECT 1 FROM migrations WHERE number = ?", (number,)).fetchone():
                 db.execute(statement)
                 db.execute("INSERT INTO migrations (number) VALUES (?)", (number,))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (another process waits its turn), rolled back if
+    anything in it fails."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def run_script(db: sqlite3.Connection, statements: str) -> None:
