@@ -100,13 +100,22 @@ def _default_model() -> ModelSpec:
     return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}-{model_cache.RECIPE}", quantised, tokenizer)
 
 
-def retired(key: str) -> bool:
-    """Whether a model key names an int8 copy of the default model made by another recipe than
-    this version's (`name/fingerprint-recipe`): a copy never made again, whose vectors no
-    search will read."""
+def retired(key: str, installed: str | None) -> bool:
+    """Whether a model key names an int8 copy of the default model (`name/fingerprint-recipe`)
+    never made again, whose vectors no search will read: made by another recipe than this
+    version's, or from other weights than the installed package's (`installed`, their
+    fingerprint; None when the package is not installed, and only the recipe tells)."""
     name, _, copy = key.partition("/")
-    _fingerprint, quantised, recipe = copy.partition("-")
-    return name == DEFAULT_NAME and bool(quantised) and recipe != model_cache.RECIPE
+    fingerprint, quantised, recipe = copy.partition("-")
+    ours = name == DEFAULT_NAME and bool(quantised)
+    return ours and (recipe != model_cache.RECIPE or installed not in (None, fingerprint))
+
+
+def default_fingerprint() -> str | None:
+    """The fingerprint of the default model's installed weights, without making their int8
+    copy; None when its package is not installed."""
+    onnx = _package_file(*_DEFAULT_MODEL)
+    return None if onnx is None else _fingerprint(onnx)
 
 
 def _package_file(package: str, relative: str) -> Path | None:

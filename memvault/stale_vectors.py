@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 from .chunks import RECIPE
-from .embedding import retired
+from .embedding import default_fingerprint, retired
 from .index import Index
 
 # A prune that frees more chunks than this looks up every vector's text rather than the
@@ -20,8 +20,9 @@ def prune(index: Index, thorough: bool) -> int:
     """Drop what no note uses any more, in one transaction, and say how many vectors went: the
     chunk maps of content no note has now (a note edited, deleted) or cut by an older recipe
     (chunks.RECIPE), and the vectors of the chunks only those maps named; and every vector and
-    map of a copy of the default model an older version made (`embedding.retired`: at 100k
-    notes about 440 MB no search reads). `thorough` also drops every other vector no chunk map
+    map of a copy of the default model an older version made, by another recipe or from the
+    weights of another release of its package (`embedding.retired`: at 100k notes about 440 MB
+    no search reads). `thorough` also drops every other vector no chunk map
     names (left by a kept-state migration, or by a version that never pruned): a lookup of
     every vector's text among the maps' (0.5 s in all at 570k chunks), for `memvault
     reindex`. Vectors of another model stay while a current note's map names them: a switch
@@ -29,7 +30,8 @@ def prune(index: Index, thorough: bool) -> int:
     suffix = f"/{RECIPE}"
     with index.transaction() as db:
         gone = 0
-        for model in filter(retired, _models(db)):
+        installed = default_fingerprint()
+        for model in [m for m in _models(db) if retired(m, installed)]:
             db.execute("DELETE FROM chunk_maps WHERE chunker = ?", (f"{model}{suffix}",))
             gone += db.execute("DELETE FROM embeddings WHERE model = ?", (model,)).rowcount
         # `chunker > ''` walks the maps in their key's order, a note's together, rather than

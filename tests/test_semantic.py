@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from filelock import FileLock
 
-from memvault import model_cache, semantic, stale_vectors
+from memvault import semantic, stale_vectors
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.embedding import Embedder, Unavailable, find_model
@@ -239,17 +239,25 @@ def test_a_prune_between_reindexes_drops_what_edits_left_without_reading_every_v
     assert notes.semantic_status().pending == 0
 
 
+@pytest.mark.parametrize("older", ["another recipe", "another release's weights"])
 def test_a_prune_drops_what_an_older_copy_of_the_default_model_made(
-    notes: VaultService, vault_dir: Path
+    notes: VaultService, vault_dir: Path, older: str
 ) -> None:
-    """An upgrade that makes the default model's int8 copy by a new recipe embeds the vault
-    again; the older copy's vectors and maps, which no search reads any more, go at the next
-    prune, though the new maps name the same texts. A person's own model's stay."""
+    """An upgrade that makes the default model's int8 copy by a new recipe, or from a new
+    release of its package, embeds the vault again; the older copy's vectors and maps, which no
+    search reads any more, go at the next prune, though the new maps name the same texts. A
+    person's own models' stay, one in a folder named as the default model's too."""
     notes.embed()
     current = find_model(None).key
-    older = current.replace(f"-{model_cache.RECIPE}", "-int8-older")
+    name, _, copy = current.partition("/")
+    fingerprint, _, recipe = copy.partition("-")
+    old = {
+        "another recipe": f"{name}/{fingerprint}-int8-older",
+        "another release's weights": f"{name}/{'0' * len(fingerprint)}-{recipe}",
+    }[older]
+    own = f"{name}/{'0' * len(fingerprint)}"
     with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
-        for model in (older, "my-model/0123abcd"):
+        for model in (old, own, "my-model/0123abcd"):
             db.execute(
                 "INSERT INTO embeddings SELECT ?, hash, vector FROM embeddings WHERE model = ?",
                 (model, current),
@@ -259,16 +267,16 @@ def test_a_prune_drops_what_an_older_copy_of_the_default_model_made(
                 " chunk_hash, start, end FROM chunk_maps WHERE chunker LIKE ? || '/%'",
                 (model, len(current) + 1, current),
             )
-    assert stored(vault_dir) == (12, 12)
+    assert stored(vault_dir) == (16, 16)
     index = Index(vault_dir / ".memvault" / "index.sqlite3")
     try:
         assert stale_vectors.prune(index, thorough=False) == 4
     finally:
         index.close()
-    assert stored(vault_dir) == (8, 8)
+    assert stored(vault_dir) == (12, 12)
     with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
         kept = {row[0] for row in db.execute("SELECT DISTINCT model FROM embeddings")}
-    assert kept == {current, "my-model/0123abcd"}
+    assert kept == {current, own, "my-model/0123abcd"}
     assert notes.semantic_status().pending == 0
 
 
