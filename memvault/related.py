@@ -6,6 +6,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
+from .embedding import Unavailable
 from .index import Index, Match
 from .model import Memory
 from .records import Filter, Related, SearchHit
@@ -33,7 +34,10 @@ def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where:
     rowid = index.rowid(memory.path)
     if rowid is not None and semantic.has_vectors():
         among, leaving_out = index.admitted(where)
-        near = semantic.related(rowid, limit, among, leaving_out)
+        try:
+            near = semantic.related(rowid, limit, among, leaving_out)
+        except Unavailable:  # the model will not run: by words, as without vectors
+            near = None
         if near is not None:
             matches = [Match(n.note, -n.score, "", n.score) for n in near]
             return Related(memory.id, "meaning", index.hits(matches, ""))

@@ -78,6 +78,8 @@ class Semantic:
         self._index = index
         self._store = store
         self._setting = setting
+        # Why the model would not load or run, once it failed to: semantic search is then off.
+        self._broken = ""
         self._loaded: tuple[Embedder, VectorStore, VectorTable] | None = None
         self._known: dict[int, str] = {}
         self._unsettled: set[int] = set()
@@ -102,12 +104,12 @@ class Semantic:
 
     @property
     def spec(self) -> ModelSpec | None:
-        return self._model[0]
+        return None if self._broken else self._model[0]
 
     @property
     def reason(self) -> str:
         """Why semantic search is off; empty when it is on."""
-        return self._model[1]
+        return self._broken or self._model[1]
 
     @property
     def enabled(self) -> bool:
@@ -123,6 +125,14 @@ class Semantic:
         """Whether a server's background thread is still loading the vectors: until it is
         done, a search is full-text unless its caller asks for meaning (and waits)."""
         return self._thread is not None and self._loaded is None
+
+    def ready(self) -> bool:
+        """Whether a search by meaning can run now: this model's vectors exist, a server has
+        loaded them, and the model runs (in a process without a background thread, loaded
+        now: the search needs it next)."""
+        return (
+            self.has_vectors() and not self.loading() and (self._thread is not None or self._runs())
+        )
 
     def start(self) -> None:
         """Embed from now on in the background (a server): a thread finds the work and a
@@ -190,8 +200,15 @@ class Semantic:
     def within_soon(self, title: str, body: str, at_least: float) -> Future[list[Near]]:
         """`within` of a memory not yet written (`passage`), found in a thread of its own, so
         that the writer compares the memory's text with the notes' meanwhile: the model lets
-        go of the GIL, and a short write waits for the slower of the two, not for both."""
-        return self._asker.submit(lambda: self.within(self.passage(title, body), at_least))
+        go of the GIL, and a short write waits for the slower of the two, not for both. None
+        when the model will not run (the write is compared by its text alone)."""
+        return self._asker.submit(self._within_new, title, body, at_least)
+
+    def _within_new(self, title: str, body: str, at_least: float) -> list[Near]:
+        try:
+            return self.within(self.passage(title, body), at_least)
+        except Unavailable:
+            return []
 
     def related(
         self, rowid: int, limit: int, among: Collection[int] | None, leaving_out: Collection[int]
@@ -234,7 +251,7 @@ class Semantic:
     def status(self) -> SemanticStatus:
         """Whether semantic search is on, with which model, and how far its embedding is
         (counted in the index, unless this process holds the vectors already)."""
-        if self.spec is None:
+        if self.spec is None or (self._thread is None and not self._runs()):
             return SemanticStatus(False, None, self.reason, 0, 0)
         store = self._vector_store
         embedded = len(self._loaded[2]) if self._loaded else len(store.embedded())
@@ -341,10 +358,29 @@ class Semantic:
     @cached_property
     def _embedder(self) -> Embedder:
         """The model, ready to run (made at its first need), on every core: what it embeds
-        here, someone waits for."""
+        here, someone waits for. One that will not load or run (a damaged file, a graph of
+        other inputs or outputs) turns semantic search off in this process, with the reason,
+        rather than failing every search and write."""
         if self.spec is None:
             raise Unavailable(self.reason)
-        return Embedder(self.spec, threads=workers.parallelism() or 1)
+        try:
+            embedder = Embedder(self.spec, threads=workers.parallelism() or 1)
+            embedder.query("memvault")
+        except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
+            self._broken = (
+                f"semantic search is off: the model {self.spec.onnx} will not load or run "
+                f"({type(exc).__name__}: {exc}); set MEMVAULT_EMBED_MODEL to a model folder "
+                "that works, or to off"
+            )
+            raise Unavailable(self._broken) from exc
+        return embedder
+
+    def _runs(self) -> bool:
+        """Whether the model loads and runs (loading it, at its first need)."""
+        try:
+            return self._embedder.dimensions > 0
+        except Unavailable:
+            return False
 
     @cached_property
     def _vector_store(self) -> VectorStore:
@@ -454,6 +490,9 @@ class Semantic:
                     log.info("semantic search: vectors of %d notes ready", ready)
                 if dropped:
                     log.info("semantic search: dropped %d vectors no note uses", dropped)
+            except Unavailable as exc:  # the model will not run: said once, in the log
+                log.warning("%s", exc)
+                return
             except Exception:
                 log.exception("semantic search: embedding failed; trying again later")
             self._wake.wait(IDLE_SECONDS)

@@ -276,8 +276,7 @@ class VaultService:
         a use)."""
         where = _dated(where)
         offset = min(offset, MAX_OFFSET)
-        meaning = self._semantic.has_vectors() and not self._semantic.loading()
-        chosen = mode or ("hybrid" if meaning else "keyword")
+        chosen = mode or ("hybrid" if self._semantic.ready() else "keyword")
         if min_relevance > 0 or prefer_recent:
             depth = max(offset + limit, WEIGHED) if min_relevance > 0 else offset + limit + RECENT
             pool = self._ranked(query, depth, 0, where, chosen)

@@ -570,6 +570,49 @@ def test_without_a_model_search_is_full_text_and_says_why(vault_dir: Path) -> No
         nowhere.close()
 
 
+def test_a_model_that_will_not_load_turns_semantic_search_off_and_says_why(
+    vault_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A model folder whose files went bad after its vectors were made: a search is full-text,
+    a short write is compared by its text alone and kept, related memories come by their
+    words, and the status and a server's log say why; asked for meaning, a clear error. Each
+    of these failed with the model's own error before."""
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    model = find_model(None)
+    (folder / "model.onnx").symlink_to(model.onnx)
+    shutil.copy(model.tokenizer, folder / "tokenizer.json")
+    settings = Settings(vault=vault_dir, embed_model=str(folder))
+    made = VaultService.open(settings)
+    made.create(*ROLLBACK)
+    made.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
+    made.embed()
+    made.close()
+    (folder / "tokenizer.json").write_text("{ no longer a tokenizer")
+    for serving in (False, True):
+        vault = VaultService.open(settings)
+        try:
+            if serving:
+                with caplog.at_level(logging.WARNING, logger="memvault"):
+                    vault.serve_semantic()
+                    eventually(lambda: bool(caplog.records))
+            assert titles(vault, "production build") == [ROLLBACK[0]]
+            with pytest.raises(Unavailable, match="will not load or run"):
+                vault.search(PARAPHRASE, mode="semantic")
+            day = "Tuesdays" if serving else "Mondays"
+            kept = vault.create(f"Ficus on {day}", f"Water the ficus on {day}.")
+            assert vault.get(kept.id).title == f"Ficus on {day}"
+            assert vault.similar(ROLLBACK[0]).by == "words"
+            status = vault.semantic_status()
+            assert not status.enabled and "will not load or run" in status.reason
+            with pytest.raises(Unavailable, match="will not load or run"):
+                vault.embed()
+        finally:
+            vault.close()
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert warning.startswith(f"semantic search is off: the model {folder / 'model.onnx'} will")
+
+
 def test_the_cli_searches_by_meaning(notes: VaultService, vault_dir: Path) -> None:
     notes.embed()
     env: dict[str, str | None] = {"MEMVAULT_EMBED_MODEL": None}

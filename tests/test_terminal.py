@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from memvault.cli import main
@@ -126,7 +127,9 @@ def test_version_module_entry_and_json_on_every_data_command(vault_dir: Path) ->
     assert [memory["title"] for memory in exported["memories"]] == ["Deploy order"]
 
 
-def test_a_vault_that_does_not_exist_is_an_error_not_created(tmp_path: Path) -> None:
+def test_a_vault_that_does_not_exist_is_an_error_not_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     missing = tmp_path / "typo"
     code, out, err = run(missing, "list")
     assert (code, out) == (1, "")
@@ -139,10 +142,9 @@ def test_a_vault_that_does_not_exist_is_an_error_not_created(tmp_path: Path) -> 
     assert result.exit_code == 1 and not missing.exists()
     assert run(missing, "--create", "write", "--title", "First", "x")[0] == 0
     assert (missing / "first.md").exists()
-    runner = CliRunner()
-    with runner.isolated_filesystem(tmp_path):
-        assert runner.invoke(main, ["list"], env={"MEMVAULT_VAULT": None}).exit_code == 0
-        assert Path("memories").is_dir()
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, ["list"], env={"MEMVAULT_VAULT": None}).exit_code == 0
+    assert (tmp_path / "memories").is_dir()
 
 
 def test_make_run_takes_vault_and_port() -> None:
