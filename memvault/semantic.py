@@ -200,11 +200,12 @@ class Semantic:
     def within_soon(self, title: str, body: str, at_least: float) -> Future[list[Near]]:
         """`within` of a memory not yet written (`passage`), found in a thread of its own, so
         that the writer compares the memory's text with the notes' meanwhile: the model lets
-        go of the GIL, and a short write waits for the slower of the two, not for both. None
-        when the model will not run (the write is compared by its text alone)."""
+        go of the GIL, and a short write waits for the slower of the two, not for both."""
         return self._asker.submit(self._within_new, title, body, at_least)
 
     def _within_new(self, title: str, body: str, at_least: float) -> list[Near]:
+        """`within` of a memory not yet written; none when the model will not run (the write
+        is then compared by its text alone)."""
         try:
             return self.within(self.passage(title, body), at_least)
         except Unavailable:

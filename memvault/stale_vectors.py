@@ -28,9 +28,9 @@ def prune(index: Index, thorough: bool) -> int:
     reindex`. Vectors of another model stay while a current note's map names them: a switch
     back to it embeds nothing again."""
     suffix = f"/{RECIPE}"
+    installed = default_fingerprint()
     with index.transaction() as db:
         gone = 0
-        installed = default_fingerprint()
         for model in [m for m in _models(db) if retired(m, installed)]:
             db.execute("DELETE FROM chunk_maps WHERE chunker = ?", (f"{model}{suffix}",))
             gone += db.execute("DELETE FROM embeddings WHERE model = ?", (model,)).rowcount
