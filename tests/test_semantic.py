@@ -532,6 +532,29 @@ def test_another_model_embeds_again(notes: VaultService, vault_dir: Path, tmp_pa
         other.close()
 
 
+def test_a_server_whose_model_will_not_load_answers_by_words(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    """Through a real MCP session: search and a short write work, and a search asked for
+    meaning is a tool error that says why."""
+    folder = model_gone_bad(vault_dir, tmp_path)
+
+    async def scenario() -> None:
+        async with stdio_session(vault_dir, None, "--embed-model", str(folder)) as session:
+            found = await session.call_tool("search_mem", {"query": "production build"})
+            assert not found.is_error and ROLLBACK[0] in text_of(found)
+            meaning = await session.call_tool(
+                "search_mem", {"query": PARAPHRASE, "mode": "semantic"}
+            )
+            assert meaning.is_error and "will not load or run" in text_of(meaning)
+            kept = await session.call_tool(
+                "write_mem", {"title": "Ficus", "content": "Water the ficus on Mondays."}
+            )
+            assert not kept.is_error, text_of(kept)
+
+    asyncio.run(scenario())
+
+
 def test_a_folder_model_read_another_way_embeds_again_and_a_bad_option_says_why(
     notes: VaultService, vault_dir: Path, tmp_path: Path
 ) -> None:
@@ -620,6 +643,22 @@ def test_without_a_model_search_is_full_text_and_says_why(vault_dir: Path) -> No
         nowhere.close()
 
 
+def model_gone_bad(vault_dir: Path, tmp_path: Path) -> Path:
+    """A model folder whose tokenizer was spoilt after it embedded the vault's two notes."""
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    model = find_model(None)
+    (folder / "model.onnx").symlink_to(model.onnx)
+    shutil.copy(model.tokenizer, folder / "tokenizer.json")
+    made = VaultService.open(Settings(vault=vault_dir, embed_model=str(folder)))
+    made.create(*ROLLBACK)
+    made.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
+    made.embed()
+    made.close()
+    (folder / "tokenizer.json").write_text("{ no longer a tokenizer")
+    return folder
+
+
 def test_a_model_that_will_not_load_turns_semantic_search_off_and_says_why(
     vault_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -627,18 +666,8 @@ def test_a_model_that_will_not_load_turns_semantic_search_off_and_says_why(
     a short write is compared by its text alone and kept, related memories come by their
     words, and the status and a server's log say why; asked for meaning, a clear error. Each
     of these failed with the model's own error before."""
-    folder = tmp_path / "my-model"
-    folder.mkdir()
-    model = find_model(None)
-    (folder / "model.onnx").symlink_to(model.onnx)
-    shutil.copy(model.tokenizer, folder / "tokenizer.json")
+    folder = model_gone_bad(vault_dir, tmp_path)
     settings = Settings(vault=vault_dir, embed_model=str(folder))
-    made = VaultService.open(settings)
-    made.create(*ROLLBACK)
-    made.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
-    made.embed()
-    made.close()
-    (folder / "tokenizer.json").write_text("{ no longer a tokenizer")
     for serving in (False, True):
         vault = VaultService.open(settings)
         try:
