@@ -30,6 +30,7 @@ from .records import (
     Related,
     RelatedBy,
     SearchHit,
+    SearchMode,
     SearchPage,
     SessionNotes,
     Stats,
@@ -281,6 +282,7 @@ class SearchOut(Output):
     total: int
     offset: int
     has_more: bool
+    mode: SearchMode
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:

@@ -172,13 +172,15 @@ class SemanticStatus:
 
 @dataclass
 class SearchPage:
-    """One page of a search: its hits, how many match in all, where the page starts, and
-    whether more follow it."""
+    """One page of a search: its hits, how many match in all, where the page starts, whether
+    more follow it, and how it was ranked (a default search is full-text until the vault's
+    notes are embedded and a server has loaded their vectors)."""
 
     results: list[SearchHit]
     total: int
     offset: int = 0
     has_more: bool = False
+    mode: SearchMode = "keyword"
 
 
 @dataclass

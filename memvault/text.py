@@ -93,13 +93,19 @@ def _showing(shown: int, total: int, offset: int) -> str:
     return f"; showing {offset + 1:,}-{offset + shown:,}"
 
 
+# How a search ranked, said after its count when not by words alone.
+_RANKED = {"hybrid": ", by words and meaning", "semantic": ", by meaning"}
+
+
 def search_heading(page: SearchPage, query: str) -> str:
-    """The line above a page of search hits: how many match, and which are shown."""
+    """The line above a page of search hits: how many match, how they were ranked (unless by
+    words alone), and which are shown."""
     if page.total == 0:
         return f"No memories match {query!r}."
     verb = "matches" if page.total == 1 else "match"
     matched = memories(page.total)
-    return f"{matched} {verb} {query!r}{_showing(len(page.results), page.total, page.offset)}."
+    how = _RANKED.get(page.mode, "")
+    return f"{matched} {verb} {query!r}{how}{_showing(len(page.results), page.total, page.offset)}."
 
 
 def similar_heading(found: Related, name: str) -> str:

@@ -287,6 +287,7 @@ class VaultService:
         else:
             page = self._ranked(query, limit, offset, where, chosen)
         page.offset, page.has_more = offset, offset + len(page.results) < page.total
+        page.mode = chosen
         if count_use:
             self._index.record_access(hit.id for hit in page.results)
         return page

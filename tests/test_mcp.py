@@ -98,7 +98,7 @@ async def test_tools_are_listed_with_schemas_and_annotations(vault_dir: Path) ->
         "score": 1.0,
     }
     hit |= {"snippet": "", "updated_at": None, "last_reviewed": None, "scope": None, "age": ""}
-    page = {"total": 1, "offset": 0, "has_more": False}
+    page = {"total": 1, "offset": 0, "has_more": False, "mode": "keyword"}
     jsonschema.validate({"results": [hit | {"relevance": 0.5}], **page}, search)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"results": [hit | {"category": 3}], **page}, search)

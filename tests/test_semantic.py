@@ -29,7 +29,7 @@ from memvault.records import Filter, SearchMode
 from memvault.vault import VaultService
 from memvault.vector_store import VectorStore
 
-from .mcp_helpers import stdio_session, text_of
+from .mcp_helpers import stdio_session, structured, text_of
 from .test_sync import eventually
 
 ROLLBACK = (
@@ -59,9 +59,11 @@ def titles(
 
 def test_meaning_finds_a_memory_its_words_miss(notes: VaultService) -> None:
     assert titles(notes, PARAPHRASE, mode="keyword") == []
+    assert notes.search("cactus").mode == "keyword"  # the default, before any vector
     assert notes.embed() == 4
     assert titles(notes, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
     assert titles(notes, PARAPHRASE)[0] == ROLLBACK[0]  # hybrid, once vectors exist
+    assert notes.search(PARAPHRASE).mode == "hybrid"
     hit = notes.search(PARAPHRASE, 1, mode="hybrid").results[0]
     assert "previous build" in hit.snippet
 
@@ -543,6 +545,8 @@ def test_a_server_whose_model_will_not_load_answers_by_words(
         async with stdio_session(vault_dir, None, "--embed-model", str(folder)) as session:
             found = await session.call_tool("search_mem", {"query": "production build"})
             assert not found.is_error and ROLLBACK[0] in text_of(found)
+            assert structured(found)["mode"] == "keyword"
+            assert text_of(found).startswith("1 memory matches 'production build'.")
             meaning = await session.call_tool(
                 "search_mem", {"query": PARAPHRASE, "mode": "semantic"}
             )
@@ -721,9 +725,15 @@ def test_a_server_embeds_a_new_memory_in_the_background(
 
             for _ in range(300):
                 if await found():
-                    return
+                    break
                 await asyncio.sleep(0.1)
-            pytest.fail("not found by meaning within 30 s")
+            else:
+                pytest.fail("not found by meaning within 30 s")
+            both = await session.call_tool("search_mem", {"query": PARAPHRASE})
+            assert structured(both)["mode"] == "hybrid"
+            assert text_of(both).startswith(
+                f"1 memory matches {PARAPHRASE!r}, by words and meaning."
+            )
 
     asyncio.run(scenario())
 

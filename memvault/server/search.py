@@ -43,14 +43,18 @@ class SearchTools(ToolGroup):
         "search_mem",
         "Search memories",
         READ,
-        "Full-text search over every memory, best first. Ask in plain words; also supports "
-        '"exact phrase", prefix*, -excluded and OR. Filter by category (one or a list: any), '
-        "tags (all must match); scope (one or a list) gives those scopes' memories plus global "
-        "ones (only_scope: just the scopes'). " + WHEN + "Archived and expired memories are "
-        "left out unless archived=true. Each hit has a relevance 0..1 (share of the query's "
-        "words it holds, or its similarity in meaning); min_relevance drops weaker hits. "
-        "prefer_recent breaks near-ties toward newer memories. Page with offset; has_more "
-        "says when more follow. Search before answering about earlier work or decisions. "
+        "Search every memory by its words and its meaning, best first: mode hybrid (the "
+        "default once the vault's notes are embedded; `mode` in the result says which ran), "
+        "keyword (words only: names, exact terms) or semantic (meaning only). Ask in plain "
+        'words; also supports "exact phrase", prefix*, -excluded and OR. Filter by category '
+        "(one or a list: any), tags (all must match); scope (one or a list) gives those "
+        "scopes' memories plus global ones (only_scope: just the scopes'). "
+        + WHEN
+        + "Archived and expired memories are left out unless archived=true. Each hit has a "
+        "relevance 0..1 (share of the query's words it holds, or its similarity in meaning); "
+        "min_relevance drops weaker hits. prefer_recent breaks near-ties toward newer "
+        "memories. Page with offset; has_more says when more follow. Search before answering "
+        "about earlier work or decisions. "
         + WHERE_GUIDE
         + 'Example: search_mem(query="payment retry policy", category=["decision", "gotcha"], '
         'since="3 months")',
