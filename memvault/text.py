@@ -110,7 +110,7 @@ def search_heading(page: SearchPage, query: str) -> str:
 
 def similar_heading(found: Related, name: str) -> str:
     """similar_mem's first line: how many, like which memory, and found how."""
-    how = "in meaning" if found.by == "meaning" else "by their words (no vectors yet)"
+    how = "in meaning" if found.by == "meaning" else "by their words (not embedded, or no model)"
     return f"{len(found.results)} memories like {name!r}, {how}; relevance is the similarity."
 
 

@@ -555,6 +555,8 @@ def test_a_server_whose_model_will_not_load_answers_by_words(
                 "write_mem", {"title": "Ficus", "content": "Water the ficus on Mondays."}
             )
             assert not kept.is_error, text_of(kept)
+            alike = await session.call_tool("similar_mem", {"id": ROLLBACK[0]})
+            assert "by their words (not embedded, or no model)" in text_of(alike)
 
     asyncio.run(scenario())
 
