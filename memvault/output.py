@@ -32,6 +32,7 @@ from .records import (
     SearchHit,
     SearchMode,
     SearchPage,
+    SemanticStatus,
     SessionNotes,
     Stats,
     Succession,
@@ -375,7 +376,7 @@ class ContextOut(Output):
 
 class StatsOut(Output):
     """The vault's figures: counts and bytes by category and scope, counts by tag, the
-    never-used memories."""
+    never-used memories, and whether semantic search is on and how far its embedding is."""
 
     memories: int
     bytes: int
@@ -385,6 +386,7 @@ class StatsOut(Output):
     never_used: list[str]
     bytes_by_category: dict[str, int]
     bytes_by_scope: dict[str, int]
+    semantic: SemanticStatus
 
     @classmethod
     def of(cls, stats: Stats) -> StatsOut:

@@ -244,6 +244,8 @@ class Stats:
     never_used: list[str]
     bytes_by_category: dict[str, int] = field(default_factory=dict)
     bytes_by_scope: dict[str, int] = field(default_factory=dict)
+    # Semantic search's state (VaultService.stats adds it; the index knows nothing of it).
+    semantic: SemanticStatus | None = None
 
 
 @dataclass

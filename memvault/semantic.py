@@ -249,10 +249,11 @@ class Semantic:
             return ""
         return body[rows[chunk].start : rows[chunk].end].strip()
 
-    def status(self) -> SemanticStatus:
+    def status(self, load: bool = True) -> SemanticStatus:
         """Whether semantic search is on, with which model, and how far its embedding is
-        (counted in the index, unless this process holds the vectors already)."""
-        if self.spec is None or (self._thread is None and not self._runs()):
+        (counted in the index, unless this process holds the vectors already). Outside a
+        server the model is loaded and run to tell, unless not to `load` it."""
+        if self.spec is None or (load and self._thread is None and not self._runs()):
             return SemanticStatus(False, None, self.reason, 0, 0)
         store = self._vector_store
         embedded = len(self._loaded[2]) if self._loaded else len(store.embedded())

@@ -9,8 +9,8 @@ from typing import Literal
 from . import clock
 from .markdown import to_plain
 from .model import Memory
-from .records import NoteRow, Related, SearchHit, SearchPage, Stats
-from .words import memories
+from .records import NoteRow, Related, SearchHit, SearchPage, SemanticStatus, Stats
+from .words import count, memories
 
 # How read_mem and `memvault read` give a memory.
 ReadFormat = Literal["markdown", "plain", "json"]
@@ -33,7 +33,21 @@ def stats_text(figures: Stats) -> str:
     shown = ", ".join(never[:10]) + ("..." if len(never) > 10 else "")
     never_used = memories(len(never), none="none")
     lines.append(f"never used: {never_used}" + (f" ({shown})" if never else ""))
+    if figures.semantic is not None:
+        lines.append(semantic_line(figures.semantic))
     return "\n".join(lines)
+
+
+def semantic_line(status: SemanticStatus) -> str:
+    """Whether semantic search is on, and how far embedding is, in one line."""
+    if not status.enabled:
+        return status.reason
+    total = status.embedded + status.pending
+    if total == 0:
+        return f"semantic search: no notes to embed ({status.model})"
+    return (
+        f"semantic search: {status.embedded:,} of {count(total, 'note')} embedded ({status.model})"
+    )
 
 
 def plain_text(memory: Memory) -> str:

@@ -229,7 +229,9 @@ class VaultService:
         return self._index.has_id(memory_id)
 
     def stats(self) -> Stats:
-        return self._index.stats()
+        """The vault's figures, with how far semantic search's embedding is (the model is not
+        loaded for it: `semantic_status` is the check that it runs)."""
+        return replace(self._index.stats(), semantic=self._semantic.status(load=False))
 
     # -- reading ---------------------------------------------------------------------------
 

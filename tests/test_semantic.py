@@ -26,6 +26,7 @@ from memvault.embedding import Embedder, Unavailable, find_model
 from memvault.index import Index
 from memvault.markdown import BodyEdit
 from memvault.records import Filter, SearchMode
+from memvault.text import stats_text
 from memvault.vault import VaultService
 from memvault.vector_store import VectorStore
 
@@ -60,7 +61,10 @@ def titles(
 def test_meaning_finds_a_memory_its_words_miss(notes: VaultService) -> None:
     assert titles(notes, PARAPHRASE, mode="keyword") == []
     assert notes.search("cactus").mode == "keyword"  # the default, before any vector
+    assert notes.stats().semantic == notes.semantic_status()
+    assert (notes.semantic_status().embedded, notes.semantic_status().pending) == (0, 4)
     assert notes.embed() == 4
+    assert "semantic search: 4 of 4 notes embedded (" in stats_text(notes.stats())
     assert titles(notes, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
     assert titles(notes, PARAPHRASE)[0] == ROLLBACK[0]  # hybrid, once vectors exist
     assert notes.search(PARAPHRASE).mode == "hybrid"
@@ -731,6 +735,8 @@ def test_a_server_embeds_a_new_memory_in_the_background(
                 await asyncio.sleep(0.1)
             else:
                 pytest.fail("not found by meaning within 30 s")
+            figures = structured(await session.call_tool("get_stats", {}))["semantic"]
+            assert figures["enabled"] and (figures["embedded"], figures["pending"]) == (1, 0)
             both = await session.call_tool("search_mem", {"query": PARAPHRASE})
             assert structured(both)["mode"] == "hybrid"
             assert text_of(both).startswith(

@@ -7,8 +7,9 @@ from typing import Any, TextIO
 
 import click
 
-from ..records import CheckReport, Maintenance, SemanticStatus, Skipped
+from ..records import CheckReport, Maintenance, Skipped
 from ..secret_scan import SecretPolicy
+from ..text import semantic_line
 from ..words import count, memories
 from . import (
     EXIT_ERROR,
@@ -21,18 +22,6 @@ from . import (
     service,
 )
 from .terminal import with_progress
-
-
-def semantic_line(status: SemanticStatus) -> str:
-    """Whether semantic search is on, and how far embedding is, in one line."""
-    if not status.enabled:
-        return status.reason
-    total = status.embedded + status.pending
-    if total == 0:
-        return f"semantic search: no notes to embed ({status.model})"
-    return (
-        f"semantic search: {status.embedded:,} of {count(total, 'note')} embedded ({status.model})"
-    )
 
 
 def echo_skipped(skipped: list[Skipped]) -> None:

@@ -192,8 +192,9 @@ class SearchTools(ToolGroup):
         "Vault statistics",
         READ,
         "How many memories the vault holds and how big it is: counts and bytes by category "
-        "and scope, counts by tag, and the memories never used (read, found or briefed). "
-        "Example: get_stats()",
+        "and scope, counts by tag, the memories never used (read, found or briefed), and "
+        "whether search by meaning is on (or why not) and how many memories wait to be "
+        "embedded. Example: get_stats()",
     )
     def get_stats(self) -> Annotated[CallToolResult, StatsOut]:
         with tool_errors():
