@@ -194,7 +194,7 @@ def file_rows(job: tuple[str, str, int, int]) -> NoteRows | Skipped:
     run in worker processes."""
     root, path, size, mtime_ns = job
     try:
-        # os.path, not Path: a Path a file cost 7 % of the parsing (137 -> 127 µs a file).
+        # os.path, not a Path made for each file: that cost 7 % of the parsing (137 -> 127 µs).
         with open(os.path.join(root, path), "rb") as file:
             text = file.read().decode("utf-8")
     except OSError as exc:
