@@ -43,6 +43,7 @@ from .model import (
     path_problem,
 )
 from .records import FileInfo, Skipped, Snapshot
+from .regular_files import kind_problem, open_regular
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class VaultStore:
     def __init__(self, root: Path):
         self.root = Path(root).expanduser().absolute()
         self._real_root = self.root.resolve()
+        self._inside = str(self._real_root)
         self._lock = FileLock(str(self.state_dir / "lock"), timeout=LOCK_TIMEOUT)
         self._embedding = FileLock(str(self.state_dir / "embedding.lock"), timeout=0)
 
@@ -227,13 +229,18 @@ class VaultStore:
     ) -> FileInfo | None:
         if entry.is_symlink():
             return self._info(Path(entry.path), skipped)
+        problem: str | None
         try:
             stat = entry.stat()
         except OSError as exc:
-            if skipped is not None:
-                skipped.append(Skipped(rel, f"not indexed: {exc.strerror}"))
-            return None
-        return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+            problem = exc.strerror or str(exc)
+        else:
+            problem = kind_problem(stat.st_mode)
+            if problem is None:
+                return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+        if skipped is not None:
+            skipped.append(Skipped(rel, f"not indexed: {problem}"))
+        return None
 
     def stat(self, path: str, skipped: list[Skipped] | None = None) -> FileInfo | None:
         """The file's size and mtime if `path` is a markdown file memvault would index, else None
@@ -247,7 +254,7 @@ class VaultStore:
             if skipped is not None:
                 skipped.append(Skipped(path, f"not indexed: {exc}"))
             return None
-        if not full.is_file():
+        if full.is_dir() or not full.exists():
             return None
         return self._info(full, skipped)
 
@@ -260,7 +267,9 @@ class VaultStore:
             except OSError as exc:
                 reason = exc.strerror or str(exc)
             else:
-                return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+                reason = kind_problem(stat.st_mode)
+                if reason is None:
+                    return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
         if skipped is not None and reason != SAME_NOTE:
             skipped.append(Skipped(rel, f"not indexed: {reason}"))
         return None
@@ -288,12 +297,12 @@ class VaultStore:
         return self._decode(info.path, self.root / info.path)
 
     def _decode(self, path: str, full: Path) -> str:
-        return _text(path, _read_bytes(path, full)[0])
+        return _text(path, _read_bytes(path, full, self._inside)[0])
 
     def read(self, path: str) -> tuple[Memory, Document]:
         """A memory and the parsed document it came from, in one read (a read only shows it;
         an edit starts from `read_for_edit`)."""
-        memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path))[0])
+        memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path), self._inside)[0])
         return memory, doc
 
     def read_if_readable(self, path: str) -> Memory | None:
@@ -316,7 +325,7 @@ class VaultStore:
         previous: Snapshot | None = None
         agreeing = 0
         for _ in range(STABLE_TRIES):
-            current, writing = _snapshot(path, full, probe=True)
+            current, writing = _snapshot(path, full, self._inside, probe=True)
             agreeing = agreeing + 1 if current == previous else 0
             settled = time.time_ns() - current.mtime_ns > SETTLED_NS
             needed = 1 if writing is None else HELD_OPEN_READS
@@ -354,7 +363,7 @@ class VaultStore:
         full = self.absolute(path)
         with write_errors(path):
             full.parent.mkdir(parents=True, exist_ok=True)
-            undo = atomic_write(full, text, lambda: _unchanged(path, full, base))
+            undo = atomic_write(full, text, lambda: _unchanged(path, full, self._inside, base))
         old_text = base.text if base is not None and undo.kept is None else None
         return replace(undo, root=self.root, old_text=old_text)
 
@@ -530,7 +539,7 @@ def _keep_owner(temp: Path, current: os.stat_result) -> None:
             os.chown(temp, current.st_uid, current.st_gid)
 
 
-def _unchanged(path: str, full: Path, base: Snapshot | None) -> os.stat_result | None:
+def _unchanged(path: str, full: Path, inside: str, base: Snapshot | None) -> os.stat_result | None:
     """The file's stat if it is still the one `base` describes (None: still absent); else
     Changed, naming what changed. A file with other hard links is refused: replacing it would
     split them."""
@@ -551,7 +560,7 @@ def _unchanged(path: str, full: Path, base: Snapshot | None) -> os.stat_result |
             f"{path} has {current.st_nlink} hard links; memvault will not replace it (that "
             "would split them). Edit it by hand, or make it a single file first"
         )
-    now = _snapshot(path, full)[0]
+    now = _snapshot(path, full, inside)[0]
     if (now.size, now.mtime_ns, now.digest) != (base.size, base.mtime_ns, base.digest):
         raise Changed(
             f"{path} changed on disk while memvault was editing it ({base.size} -> {now.size} "
@@ -566,19 +575,24 @@ def _parsed(path: str, snapshot: Snapshot) -> tuple[Memory, Document, Snapshot]:
     return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest), doc, snapshot
 
 
-def _snapshot(path: str, full: Path, probe: bool = False) -> tuple[Snapshot, bool | None]:
+def _snapshot(
+    path: str, full: Path, inside: str, probe: bool = False
+) -> tuple[Snapshot, bool | None]:
     """One read of a file with the stat of what was read; with `probe`, also whether another
     process has it open for writing (None: cannot tell)."""
-    data, mtime_ns, writing = _read_bytes(path, full, probe)
+    data, mtime_ns, writing = _read_bytes(path, full, inside, probe)
     text = _text(path, data)
     return Snapshot(text, len(data), mtime_ns, content_hash(text)), writing
 
 
-def _read_bytes(path: str, full: Path, probe: bool = False) -> tuple[bytes, int, bool | None]:
+def _read_bytes(
+    path: str, full: Path, inside: str, probe: bool = False
+) -> tuple[bytes, int, bool | None]:
     """A file's bytes and its mtime, and with `probe` whether another process has it open for
-    writing (True too if it changed while read); NotFound or Unreadable with the reason."""
+    writing (True too if it changed while read); NotFound or Unreadable with the reason (a
+    regular file inside the vault `inside` only: regular_files)."""
     try:
-        with open(full, "rb") as handle:
+        with os.fdopen(open_regular(str(full), inside), "rb") as handle:
             before = os.fstat(handle.fileno())
             data = handle.read()
             writing = _open_for_writing(handle.fileno()) if probe else None

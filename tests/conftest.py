@@ -15,6 +15,15 @@ from memvault.vault import VaultService
 # model (tests/test_semantic.py): embedding every test vault would cost minutes, not coverage.
 os.environ.setdefault("MEMVAULT_EMBED_MODEL", "off")
 
+# Every time limit a test waits under is multiplied by this: set MEMVAULT_TEST_PATIENCE=3 on a
+# slow or loaded machine rather than editing limits.
+PATIENCE = float(os.environ.get("MEMVAULT_TEST_PATIENCE", "1"))
+
+
+def patience(seconds: float) -> float:
+    """A test's time limit, widened by MEMVAULT_TEST_PATIENCE."""
+    return seconds * PATIENCE
+
 
 @pytest.fixture
 def vault_dir(tmp_path: Path) -> Path:

@@ -14,11 +14,13 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
 from click.testing import CliRunner
 from hypothesis import given
@@ -28,13 +30,16 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from memvault.cli import main
 from memvault.config import STATE_DIR, Settings
 from memvault.document import parse_document
-from memvault.errors import Invalid, NotFound, TooLarge
+from memvault.errors import Invalid, NotFound, TooLarge, Unreadable
 from memvault.exchange import import_records, load
+from memvault.indexer import file_rows
 from memvault.model import Limits
+from memvault.records import Skipped
+from memvault.store import VaultStore
 from memvault.vault import VaultService
 from memvault.watch import VaultWatcher
 
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, structured, text_of
 from .test_sync import eventually
 
@@ -77,6 +82,7 @@ BAD = {
     "binary.md": "not UTF-8",
     "dangling.md": "No such file",
     "bomb.md": "alias",
+    "pipe.md": "named pipe",
 }
 
 
@@ -101,6 +107,7 @@ def hostile_vault(root: Path) -> None:
     os.symlink("notes/alpha.md", root / "alias-of-alpha.md")
     write_file(root, ".trash/old.md", "# Trashed\nquokka in the trash\n")
     write_file(root, ".obsidian/plugins/p/readme.md", "# Plugin\nquokka plugin\n")
+    os.mkfifo(root / "pipe.md")  # a plain open() of it waits for a writer that never comes
 
 
 @pytest.fixture
@@ -238,6 +245,74 @@ def test_the_watcher_keeps_indexing_after_bad_files(
 
 
 # -- one kind of bad file each -------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_named_pipe_made_while_serving_never_holds_up_a_call(vault_dir: Path) -> None:
+    """A named pipe `x.md` appearing in a served vault is passed over: the sync that meets it
+    and the write after it answer (a plain open of it waited for a writer for good)."""
+    write_file(vault_dir, "kept.md", "# Kept\nquokka\n")
+    async with stdio_session(vault_dir) as session:
+        os.mkfifo(vault_dir / "x.md")
+        with anyio.fail_after(patience(30)):
+            written = await session.call_tool("write_mem", {"title": "Kiwi", "content": "kiwi"})
+            assert not written.is_error, text_of(written)
+            found = structured(await session.call_tool("search_mem", {"query": "kiwi"}))
+            assert [hit["title"] for hit in found["results"]] == ["Kiwi"]
+            listed = structured(await session.call_tool("list_mem", {}))
+            assert "x.md" not in [item["path"] for item in listed["items"]]
+
+
+def outside_the_vault(vault_dir: Path) -> Path:
+    """A file out of the vault that a swapped-in symlink points at (as /etc/passwd would)."""
+    secret = vault_dir.parent / "outside" / "passwd"
+    secret.parent.mkdir()
+    secret.write_text("root:x:0:0:wolverine:/root:/bin/sh\n")
+    return secret
+
+
+def test_a_symlink_swapped_in_after_the_walk_is_not_read(vault_dir: Path) -> None:
+    """The walk saw a regular note; a symlink out of the vault renamed over it before the read
+    is refused when opened, by the store and by a rebuild's worker alike."""
+    secret = outside_the_vault(vault_dir)
+    write_file(vault_dir, "note.md", "# Note\nquokka\n")
+    store = VaultStore(vault_dir)
+    [info] = store.walk()
+    os.symlink(secret, vault_dir / "swap.md")
+    os.replace(vault_dir / "swap.md", vault_dir / "note.md")
+    with pytest.raises(Unreadable, match="out of the vault"):
+        store.load(info)
+    skipped = file_rows((str(vault_dir), info.path, info.size, info.mtime_ns))
+    assert isinstance(skipped, Skipped) and "out of the vault" in skipped.reason
+
+
+def test_rebuilds_never_index_a_symlink_swapped_in_and_out(vault_dir: Path) -> None:
+    """An attacker renames a symlink to a file out of the vault over a note, and the note back,
+    in a loop while the index is rebuilt: no rebuild ever holds the outside file's text."""
+    secret = outside_the_vault(vault_dir)
+    note = write_file(vault_dir, "note.md", "# Note\nquokka\n")
+    saved = vault_dir / "saved.txt"
+    os.link(note, saved)
+    done = threading.Event()
+
+    def swap() -> None:
+        while not done.is_set():
+            os.symlink(secret, vault_dir / "swap.tmp")
+            os.replace(vault_dir / "swap.tmp", note)
+            os.link(saved, vault_dir / "back.tmp")
+            os.replace(vault_dir / "back.tmp", note)
+
+    swapper = threading.Thread(target=swap)
+    vault = VaultService.open(Settings(vault=vault_dir))
+    swapper.start()
+    try:
+        for _ in range(20):
+            vault.rebuild()
+            assert vault.search("wolverine").results == []
+    finally:
+        done.set()
+        swapper.join()
+        vault.close()
 
 
 def test_out_of_range_dates_read_as_absent(vault: VaultService, vault_dir: Path) -> None:
