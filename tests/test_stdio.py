@@ -79,6 +79,13 @@ def client(vault_dir: Path) -> Iterator[RawClient]:
         ("garbage", -32700, None),
         ('[{"jsonrpc": "2.0", "id": 3, "method": "ping"}]', -32600, None),
         ('{"id": 4}', -32600, 4),
+        # A request whose id no JSON-RPC request may have (MCP: a string or an integer) is one
+        # the SDK took for a notification and never answered.
+        *(
+            (json.dumps({"jsonrpc": "2.0", "id": bad, "method": "ping"}), -32600, None)
+            for bad in ({"a": 1}, [1], True, False, 1.5, 1.0, None)
+        ),
+        (json.dumps({"jsonrpc": "2.0", "id": [], "method": "tools/list"}), -32600, None),
     ],
 )
 def test_an_unreadable_line_gets_a_json_rpc_error_and_the_next_request_is_served(
@@ -88,5 +95,12 @@ def test_an_unreadable_line_gets_a_json_rpc_error_and_the_next_request_is_served
     error = client.answer()
     assert (error["id"], error["error"]["code"]) == (ident, code)
     assert error["error"]["message"]
+    client.send('{"jsonrpc": "2.0", "id": 9, "method": "ping"}')
+    assert client.answer() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+def test_a_notification_gets_no_answer(client: RawClient) -> None:
+    """JSON-RPC answers no message without an id, even one naming a request's method."""
+    client.send('{"jsonrpc": "2.0", "method": "ping"}')
     client.send('{"jsonrpc": "2.0", "id": 9, "method": "ping"}')
     assert client.answer() == {"jsonrpc": "2.0", "id": 9, "result": {}}
