@@ -212,16 +212,22 @@ def add_related(body: str, link_markdown: str) -> str:
         prefix = body if body.endswith("\n") or not body else body + "\n"
         gap = "\n" if prefix.strip() and not prefix.endswith("\n\n") else ""
         return f"{prefix}{gap}## Related\n- {link_markdown}\n"
-    start, end = section
-    lines = body[start:end].splitlines(keepends=True)
+    at, text = _related_insertion(body, section, [f"- {link_markdown}"])
+    return body[:at] + text + body[at:]
+
+
+def _related_insertion(body: str, span: tuple[int, int], lines: list[str]) -> tuple[int, str]:
+    """Where new `lines` go in the Related list at `span` (after its last item), and the text
+    inserted there (with the line break the item before lacks at the end of a body)."""
+    start, end = span
+    old = body[start:end].splitlines(keepends=True)
     insert_at = 1
-    for i, line in enumerate(lines[1:], start=1):
+    for i, line in enumerate(old[1:], start=1):
         if _ITEM.match(line):
             insert_at = i + 1
-    if not lines[insert_at - 1].endswith("\n"):
-        lines[insert_at - 1] += "\n"
-    lines.insert(insert_at, f"- {link_markdown}\n")
-    return body[:start] + "".join(lines) + body[end:]
+    at = start + sum(len(line) for line in old[:insert_at])
+    gap = "" if old[insert_at - 1].endswith("\n") else "\n"
+    return at, gap + "".join(f"{line}\n" for line in lines)
 
 
 def remove_related(body: str, drop: Callable[[Link], bool]) -> str:
@@ -274,25 +280,46 @@ def section_span(body: str, heading: str) -> tuple[int, int] | None:
     return found
 
 
-def apply_edit(body: str, edit: BodyEdit) -> str:
+# Given the size of an edit's step in UTF-8 bytes before the step's text is built; raises to
+# refuse it (the service's size limit).
+Check = Callable[[int], None]
+
+
+def _unlimited(size: int) -> None:
+    """The check of an edit that no size limit applies to: every size passes."""
+
+
+def apply_edit(body: str, edit: BodyEdit, check: Check = _unlimited) -> str:
     """The body after `edit`; a ValueError says why an edit cannot apply (nothing is changed).
 
     New `content` keeps the old `## Related` list when it brings none of its own, and `append`
     lands before that list, so links made on both sides are never dropped by a text edit.
+    `check` is given each step's size before that step's text is built, and may refuse it: a
+    find/replace can make a body thousands of times larger than anything the caller sent.
     """
     if edit.content is not None:
-        body = _keep_related(body, with_newline(edit.content))
+        body = _keep_related(body, with_newline(edit.content), check)
     if edit.find is not None:
-        body = _find_replace(body, edit.find, edit.replace, edit.expected_count)
+        body = _find_replace(body, edit.find, edit.replace, edit.expected_count, check)
     if edit.section is not None:
         heading, content = edit.section
-        body, items = _without_related(body, content, heading)
-        body = _add_items(body, items)
+        body = _set_section(body, heading, content, check)
     if edit.prepend is not None:
-        body = with_newline(edit.prepend) + body
+        body = _joined([with_newline(edit.prepend), body], check)
     if edit.append is not None:
-        body = _append(body, with_newline(edit.append))
+        body = _append(body, with_newline(edit.append), check)
     return body
+
+
+def _utf8_size(text: str) -> int:
+    """The size of `text` in UTF-8 bytes (what the size limit counts), encoding only non-ASCII."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _joined(parts: list[str], check: Check) -> str:
+    """The parts as one text, once `check` has accepted their size."""
+    check(sum(_utf8_size(part) for part in parts))
+    return "".join(parts)
 
 
 def with_newline(text: str) -> str:
@@ -300,15 +327,17 @@ def with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
-def _keep_related(old_body: str, content: str) -> str:
+def _keep_related(old_body: str, content: str, check: Check) -> str:
     old = _related_span(old_body)
     if old is None or _related_span(content) is not None:
-        return content
+        return _joined([content], check)
     gap = "" if content.endswith("\n\n") or not content else "\n"
-    return content + gap + old_body[old[0] : old[1]]
+    return _joined([content, gap, old_body[old[0] : old[1]]], check)
 
 
-def _find_replace(body: str, find: str, replace: str | None, expected: int | None) -> str:
+def _find_replace(
+    body: str, find: str, replace: str | None, expected: int | None, check: Check
+) -> str:
     if not find:
         raise ValueError("find is empty; give the exact text to replace")
     if replace is None:
@@ -330,10 +359,13 @@ def _find_replace(body: str, find: str, replace: str | None, expected: int | Non
         )
     if expected is not None and expected != count:
         raise ValueError(f"{find[:60]!r} occurs {count} times, not {expected}; nothing replaced")
+    # str.replace finds the same non-overlapping occurrences that str.count counted.
+    check(_utf8_size(body) + count * (_utf8_size(replace) - _utf8_size(find)))
     return body.replace(find, replace)
 
 
-def _replace_section(body: str, heading: str, content: str) -> str:
+def _section_parts(body: str, heading: str, content: str) -> list[str]:
+    """The parts of the body with `content` under `heading` in place of that section's text."""
     span = section_span(body, heading)
     if span is None:
         found = ", ".join(repr(text) for *_, text in headings(body)) or "none"
@@ -345,45 +377,52 @@ def _replace_section(body: str, heading: str, content: str) -> str:
     text = with_newline(content)
     if end < len(body) and text and not text.endswith("\n\n"):
         text += "\n"
-    return body[:start] + heading_line + text + body[end:]
+    return [body[:start], heading_line, text, body[end:]]
 
 
-def _without_related(body: str, content: str, heading: str) -> tuple[str, list[str]]:
+def _set_section(body: str, heading: str, content: str, check: Check) -> str:
     """The body with `content` under `heading`; when the body has a `## Related` list of its
-    own outside that section, the content's list is taken out and its items returned."""
+    own outside that section, the items of the content's list join it instead."""
     related = _related_span(content)
-    replaced = _replace_section(body, heading, content)
-    if related is None or heading.strip().lstrip("#").strip().lower() == "related":
-        return replaced, []
-    start, end = related
-    before = content[:start].rstrip("\n")
-    own = _replace_section(body, heading, (before + "\n" if before else "") + content[end:])
-    if _related_span(own) is None:
-        return replaced, []
-    lines = content[start:end].splitlines()[1:]
-    return own, [line.strip() for line in lines if _ITEM.match(line)]
+    if related is not None and heading.strip().lstrip("#").strip().lower() != "related":
+        start, end = related
+        before = content[:start].rstrip("\n")
+        rest = (before + "\n" if before else "") + content[end:]
+        own = _joined(_section_parts(body, heading, rest), check)
+        if _related_span(own) is not None:
+            lines = content[start:end].splitlines()[1:]
+            return _add_items(own, [line.strip() for line in lines if _ITEM.match(line)], check)
+    return _joined(_section_parts(body, heading, content), check)
 
 
-def _add_items(body: str, items: list[str]) -> str:
-    """The body with each Related list item in `items` (`- [[x|X]]`) that it lacks added."""
+def _add_items(body: str, items: list[str], check: Check) -> str:
+    """The body (which has a Related list) with each item in `items` (`- [[x|X]]`) that it
+    lacks added at the end of that list."""
+    listed = {line.strip() for line in body.splitlines() if _ITEM.match(line)}
+    added: list[str] = []
     for item in items:
-        listed = {line.strip() for line in body.splitlines() if _ITEM.match(line)}
         if item not in listed:
-            body = add_related(body, _ITEM.sub("", item, count=1))
-    return body
+            line = f"- {_ITEM.sub('', item, count=1)}"
+            added.append(line)
+            listed.add(line.strip())
+    span = _related_span(body)
+    if not added or span is None:
+        return body
+    at, text = _related_insertion(body, span, added)
+    return _joined([body[:at], text, body[at:]], check)
 
 
-def _append(body: str, text: str) -> str:
+def _append(body: str, text: str, check: Check) -> str:
     """The body with `text` as a paragraph of its own at the end, before the Related list."""
     related = _related_span(body)
     if related is None:
         if not body.strip("\n"):
-            return text
+            return _joined([text], check)
         trailing = len(body) - len(body.rstrip("\n"))
-        return body + "\n" * max(0, 2 - trailing) + text
+        return _joined([body, "\n" * max(0, 2 - trailing), text], check)
     start = related[0]
     before = body[:start].rstrip("\n")
-    return (before + "\n\n" if before else "") + text + "\n" + body[start:]
+    return _joined([before, "\n\n" if before else "", text, "\n", body[start:]], check)
 
 
 def first_line(body: str, limit: int = 200) -> str:

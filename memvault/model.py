@@ -151,13 +151,18 @@ def check_content(content: str, limits: Limits) -> str:
         raise Invalid("content must be a string")
     if "\x00" in content:
         raise Invalid("content contains a NUL character; memories are text")
-    size = len(content.encode("utf-8"))
+    check_size(len(content.encode("utf-8")), limits)
+    return content
+
+
+def check_size(size: int, limits: Limits) -> None:
+    """TooLarge if a body of `size` UTF-8 bytes is over the limit; an edit asks before it
+    builds its result."""
     if size > limits.max_content:
         raise TooLarge(
             f"content is {_human(size)}; the limit is {_human(limits.max_content)}. "
             "Split it into several linked memories."
         )
-    return content
 
 
 def clean_tags(tags: Any, limits: Limits) -> list[str]:

@@ -37,6 +37,7 @@ from .model import (
     Memory,
     archived,
     check_content,
+    check_size,
     clean_category,
     clean_scope,
     clean_tags,
@@ -733,11 +734,13 @@ class VaultService:
         return [self.archive(path).path for path, _ in self._index.unused(cutoff)]
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
+        """The memory's body after `edit`, each step refused before it is built when it would
+        be over the size limit (a find/replace of a short text by a long one multiplies)."""
         for part in (edit.content, edit.append, edit.prepend, edit.replace, edit.section):
             if part is not None:
                 check_content(part if isinstance(part, str) else part[1], self.limits)
         try:
-            body = apply_edit(memory.body, edit)
+            body = apply_edit(memory.body, edit, lambda size: check_size(size, self.limits))
         except ValueError as exc:
             raise Invalid((f"{memory.path}: ", *parts(exc))) from exc
         check_content(body, self.limits)
