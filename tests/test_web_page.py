@@ -345,3 +345,38 @@ def test_a_superseded_memory_links_to_what_replaced_it_and_waits_in_review(
     assert "Superseded (1)" in browser.text("#page-review")
     assert "replaced by deploy-with-ci" in browser.text("#page-review")
     browser.screenshot(shots / "review-superseded.png")
+
+
+def test_a_memorys_properties_show_their_names_and_values(
+    page: str, browser: Browser, vault_dir: Path
+) -> None:
+    write_file(
+        vault_dir,
+        "notes/checkout-bug.md",
+        "---\nid: checkout-bug\ntitle: Checkout bug\nstatus: open\n"
+        "owners:\n  - ana\n  - bo\n---\nThe checkout fails on Sundays.\n",
+    )
+    browser.wait_for("document.querySelector('#results').innerText.includes('Checkout bug')", WAIT)
+    open_memory(browser, page, "checkout-bug")
+    facts = browser.text("#memory .facts")
+    assert "status\nopen" in facts and "owners\nana, bo" in facts
+    assert "[object" not in browser.text("#memory")
+
+
+def test_a_link_with_a_bare_percent_sign_opens_what_it_names(
+    page: str, browser: Browser, vault_dir: Path
+) -> None:
+    write_file(vault_dir, "promo-50%-off.md", "# Half price promo\n\nEverything at half price.\n")
+    write_file(
+        vault_dir,
+        "notes/spring-sale.md",
+        "---\nid: spring-sale\ntitle: Spring sale\n---\n"
+        "The [discount](promo-50%-off.md) runs in April; [spaced](promo%2050.md) is a typo.\n",
+    )
+    browser.wait_for("document.querySelector('#results').innerText.includes('Spring sale')", WAIT)
+    open_memory(browser, page, "spring-sale")
+    assert "The discount runs in April" in browser.text("#memory .body")
+    browser.click("#memory .body a.wikilink")
+    browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Half price promo'")
+    browser.open(f"{page}/#/m/promo-50%-off")
+    browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Half price promo'")

@@ -2,7 +2,7 @@
 // queues, the graph and the overview. Talks only to this server's /api (see server/web_api.py).
 "use strict";
 
-const { el, markdown, highlighted } = Render;
+const { el, markdown, highlighted, decoded } = Render;
 const $ = (selector) => document.querySelector(selector);
 const POLL_MS = 1500;
 const DEBOUNCE_MS = 120;
@@ -68,7 +68,7 @@ function button(text, onClick, attrs) {
 }
 
 function clear(node, ...children) {
-  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  node.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
   return node;
 }
 
@@ -530,7 +530,7 @@ async function showOverview() {
 
 function route() {
   const [path, query] = location.hash.replace(/^#/, "").split("?");
-  const parts = (path || "/").split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = (path || "/").split("/").filter(Boolean).map(decoded);
   const page = parts[0] === "m" || !parts.length ? "search" : parts[0];
   state.page = page;
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== "page-" + page;

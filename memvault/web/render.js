@@ -16,12 +16,25 @@ const Render = (() => {
     for (const [key, value] of Object.entries(attrs || {})) {
       if (value !== undefined && value !== null) node.setAttribute(key, value);
     }
-    for (const child of children.flat()) {
+    // Children nest to any depth (a row of a list of rows): each is a node or a text.
+    for (const child of children.flat(Infinity)) {
       if (child !== null && child !== undefined && child !== false) {
         node.append(child instanceof Node ? child : String(child));
       }
     }
     return node;
+  }
+
+  function decoded(text) {
+    // A link's percent escapes decoded, run by run: a bare % (promo-50%-off.md) or a run
+    // that is no UTF-8 is kept as written, where decodeURIComponent throws on the whole.
+    return text.replace(/(%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
   }
 
   function memoryLink(target, text, embed) {
@@ -42,9 +55,10 @@ const Render = (() => {
         const [target, shown] = m[4].split(/\\?\|/);
         out.push(memoryLink(target, shown || target, m[3] === "!"));
       } else if (m[7] !== undefined) {
-        const href = decodeURIComponent(m[7]);
-        if (/^(https?:|mailto:)/i.test(href)) {
-          out.push(el("a", { href, rel: "noopener noreferrer", target: "_blank" }, m[6] || href));
+        // A web address stays as written (decoding %26 or %2F would change where it goes).
+        const href = decoded(m[7]);
+        if (/^(https?:|mailto:)/i.test(m[7])) {
+          out.push(el("a", { href: m[7], rel: "noopener noreferrer", target: "_blank" }, m[6] || m[7]));
         } else if (/\.md(#.*)?$/i.test(href)) {
           out.push(memoryLink(href.replace(/\.md(#.*)?$/i, ""), m[6], m[5] === "!"));
         } else {
@@ -134,5 +148,5 @@ const Render = (() => {
     return snippet.split("**").map((part, n) => (n % 2 ? el("mark", {}, part) : part));
   }
 
-  return { el, markdown, inline, highlighted };
+  return { el, markdown, inline, highlighted, decoded };
 })();
