@@ -54,6 +54,7 @@ from .schema import (
     connect,
     open_index,
     run_script,
+    writable_index,
 )
 from .search_sql import (
     ARCHIVED,
@@ -136,8 +137,11 @@ _BY_TITLE = "SELECT path FROM notes WHERE title_key = ? ORDER BY length(path), p
 class Index:
     """One SQLite file with the notes, their links and the FTS table; safe across threads."""
 
-    def __init__(self, path: Path, query_timeout: float = QUERY_TIMEOUT):
-        self.path = Path(path)
+    def __init__(
+        self, path: Path, query_timeout: float = QUERY_TIMEOUT, fallback: Path | None = None
+    ):
+        """The index at `path`, or at `fallback` when `path` cannot be written (schema.py)."""
+        self.path = writable_index(Path(path), fallback)
         self.query_timeout = query_timeout
         self.uses = Tally()
         self._held = threading.local()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -173,6 +174,37 @@ def connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
     return db
+
+
+def writable_index(path: Path, fallback: Path | None) -> Path:
+    """`path`, or `fallback` when this process cannot write the index there, said in one line
+    with the fix: SQLite would open it read-only and fail at the first write, and give a -wal
+    or -shm it makes the file's read-only mode. Unreadable when `fallback` cannot serve."""
+    blocked = _unwritable(path)
+    if blocked is None:
+        return path
+    why = f"the index {path} is read-only"
+    if blocked != path:
+        why = f"the index {path} cannot be written: {blocked} is read-only"
+    if fallback is None or fallback == path or _unwritable(fallback) is not None:
+        raise Unreadable(f"{why}; run: chmod u+w {blocked}")
+    log.warning(
+        "%s; using %s, made from the files, until you run: chmod u+w %s", why, fallback, blocked
+    )
+    return fallback
+
+
+def _unwritable(path: Path) -> Path | None:
+    """The first of the index file, its -wal and -shm (those that exist) and its folder (or
+    the nearest one there is) that this process cannot write, or None (os.access: modes, ACLs,
+    read-only mounts)."""
+    for part in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if part.is_file() and not os.access(part, os.W_OK):
+            return part
+    folder = path.parent
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    return None if os.access(folder, os.W_OK) else folder
 
 
 def open_index(path: Path) -> tuple[sqlite3.Connection, bool]:

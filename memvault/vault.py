@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import checks, clock, duplicates, indexer, ranking, related, similar, timespec, workers
-from .config import Settings
+from .config import Settings, cached_index
 from .document import Document
 from .embedding import OFF
 from .errors import Conflict, Duplicate, Invalid, ReadOnly
@@ -136,7 +136,8 @@ class VaultService:
         unless `fill` is off (for a caller about to rebuild, or with a walk to fill from)."""
         store = VaultStore(settings.vault)
         store.ensure()
-        index = Index(settings.index_file, settings.query_timeout)
+        fallback = cached_index(Path(settings.vault))
+        index = Index(settings.index_file, settings.query_timeout, fallback)
         vault = cls(store, index, settings.limits, settings.embed_model, settings.policies)
         if fill:
             vault.fill()
@@ -146,7 +147,7 @@ class VaultService:
     def start(cls, settings: Settings) -> Starting:
         """Open a vault for serving: a child process looks for what changed on disk while the
         caller goes on starting up; `Starting.finish` then syncs and runs `maintain`."""
-        return Starting(cls.open(settings, fill=False), settings)
+        return Starting(cls.open(settings, fill=False))
 
     def fill(self, found: Changes | None = None, progress: Progress | None = None) -> list[Skipped]:
         """Bring the index up to date with the files: a full build for a new index (reporting
@@ -930,13 +931,13 @@ class Starting:
     """A vault being opened for serving, with a look for changes on disk under way in a worker
     process (most of a second at 100k notes, which the server spends importing the MCP SDK)."""
 
-    def __init__(self, vault: VaultService, settings: Settings):
+    def __init__(self, vault: VaultService):
         self.vault = vault
         self._pool = workers.pool(1)
         self._finding = (
             None
             if vault._index.fresh
-            else self._pool.submit(indexer.changes_on_disk, vault.root, settings.index_file, True)
+            else self._pool.submit(indexer.changes_on_disk, vault.root, vault._index.path, True)
         )
 
     def finish(self) -> tuple[VaultService, Maintenance]:
