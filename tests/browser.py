@@ -194,6 +194,10 @@ class Browser:
             )
         )
 
+    def cookies(self) -> list[dict[str, Any]]:
+        """Every cookie the browser holds, for any site (what it would send where)."""
+        return list(self.send("Storage.getCookies")["cookies"])
+
     def screenshot(self, path: Path) -> None:
         """The page as a 1280x800 PNG."""
         data = self.send("Page.captureScreenshot", format="png")["data"]

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -36,10 +37,59 @@ def base(vault_dir: Path) -> Iterator[str]:
 
 @contextmanager
 def signed_in(base: str) -> Iterator[httpx2.Client]:
-    """A client holding the page's cookie, as a browser does after the first URL."""
+    """A client sending the page's key, as the page does once its first URL gave it one."""
     with httpx2.Client(base_url=base, timeout=30) as client:
-        assert client.get("/", params={"token": TOKEN}).status_code == 303
+        client.headers["Authorization"] = f"Bearer {page_key_of(client)}"
         yield client
+
+
+def page_key_of(client: httpx2.Client) -> str:
+    """The page's key: where the first URL a person opens (`/?token=`) sends the browser."""
+    welcome = client.get("/", params={"token": TOKEN})
+    assert welcome.status_code == 303, welcome.text
+    return welcome.headers["location"].removeprefix("/#key=")
+
+
+def mcp_call(base: str, credential: str, method: str, params: dict[str, Any]) -> httpx2.Response:
+    """One JSON-RPC request to /mcp over real HTTP with `credential` as its bearer token."""
+    return httpx2.post(
+        f"{base}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {credential}",
+        },
+        timeout=30,
+    )
+
+
+@contextmanager
+def memvault_ui(vault_dir: Path) -> Iterator[str]:
+    """`memvault ui --no-browser` running; the URL it printed, once the page answers there."""
+    process = subprocess.Popen(
+        [*MEMVAULT, "--vault", str(vault_dir), "ui", "--no-browser"],
+        env=server_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        url = process.stderr.readline().split(" at ", 1)[1].strip()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx2.get(url, timeout=30)
+                break
+            except httpx2.ConnectError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stderr:
+            process.stderr.close()
 
 
 def writes_from(base: str) -> dict[str, str]:
@@ -47,21 +97,29 @@ def writes_from(base: str) -> dict[str, str]:
     return {"Origin": base, "X-Memvault": "1"}
 
 
-def test_the_page_and_its_api_need_the_token(base: str) -> None:
+def test_the_api_needs_the_pages_key_or_the_token_and_the_page_itself_neither(
+    base: str, vault_dir: Path
+) -> None:
     with httpx2.Client(base_url=base, timeout=30) as client:
-        assert client.get("/").status_code == 401
-        assert client.get("/api/search").status_code == 401
-        assert client.get("/", params={"token": "wrong"}).status_code == 401
-        welcome = client.get("/", params={"token": TOKEN})
-        cookie = welcome.headers["set-cookie"].lower()
-        assert welcome.status_code == 303 and welcome.headers["location"] == "/"
-        assert "httponly" in cookie and "samesite=strict" in cookie
         page = client.get("/")
         assert page.status_code == 200 and "<title>memvault</title>" in page.text
-        bearer = httpx2.get(
-            f"{base}/api/search", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
-        )
-        assert bearer.json()["total"] == 1
+        assert client.get("/assets/app.js").status_code == 200
+        assert client.get("/api/search").status_code == 401
+        wrong = {"Authorization": "Bearer nope"}
+        assert client.get("/api/search", headers=wrong).status_code == 401
+        assert client.get("/", params={"token": "wrong"}).status_code == 401
+        welcome = client.get("/", params={"token": TOKEN})
+        assert welcome.status_code == 303 and "set-cookie" not in welcome.headers
+        assert TOKEN not in welcome.headers["location"]
+        key = page_key_of(client)
+        assert len(key) >= 32
+        for credential in (key, TOKEN):
+            answer = client.get("/api/search", headers={"Authorization": f"Bearer {credential}"})
+            assert answer.json()["total"] == 1
+    delete = {"name": "delete_mem", "arguments": {"id": "payment-retries"}}
+    assert mcp_call(base, key, "tools/call", delete).status_code == 401
+    assert (vault_dir / "decision" / "payment-retries.md").exists()
+    assert mcp_call(base, TOKEN, "tools/list", {}).status_code == 200
 
 
 def test_every_answer_carries_a_strict_content_security_policy(base: str) -> None:
@@ -129,30 +187,17 @@ def test_bad_api_input_gets_a_one_line_error(base: str) -> None:
         assert no_content.json()["error"] == "content is required (text)"
 
 
-def test_memvault_ui_serves_the_page_at_a_url_with_a_fresh_token(vault_dir: Path) -> None:
-    process = subprocess.Popen(
-        [*MEMVAULT, "--vault", str(vault_dir), "ui", "--no-browser"],
-        env=server_env(),
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        first = process.stderr.readline()
-        url = first.split(" at ", 1)[1].strip()
-        assert url.startswith("http://127.0.0.1:") and "?token=" in url
-        page = None
-        deadline = time.monotonic() + 30
-        while page is None and time.monotonic() < deadline:
-            try:
-                page = httpx2.get(url, follow_redirects=True, timeout=30)
-            except httpx2.ConnectError:
-                time.sleep(0.1)
-        assert page is not None and page.status_code == 200
-        assert "<title>memvault</title>" in page.text
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+def test_memvault_ui_opens_the_page_with_a_key_that_opens_the_api_and_not_mcp(
+    vault_dir: Path,
+) -> None:
+    with memvault_ui(vault_dir) as url:
+        base, _, fragment = url.partition("/#key=")
+        assert base.startswith("http://127.0.0.1:") and fragment and "token" not in url
+        page = httpx2.get(url, timeout=30)
+        assert page.status_code == 200 and "<title>memvault</title>" in page.text
+        bearer = {"Authorization": f"Bearer {fragment}"}
+        assert httpx2.get(f"{base}/api/search", headers=bearer, timeout=30).status_code == 200
+        assert mcp_call(base, fragment, "tools/list", {}).status_code == 401
 
 
 def test_searching_on_the_page_does_not_count_as_a_use(base: str) -> None:

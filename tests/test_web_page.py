@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,7 @@ from memvault.vault import VaultService
 from .browser import Browser
 from .conftest import write_file
 from .mcp_helpers import http_server
+from .test_web_api import mcp_call, memvault_ui
 
 TOKEN = "page-token"
 OLD = "2020-01-01T00:00:00Z"
@@ -345,6 +350,99 @@ def test_a_superseded_memory_links_to_what_replaced_it_and_waits_in_review(
     assert "Superseded (1)" in browser.text("#page-review")
     assert "replaced by deploy-with-ci" in browser.text("#page-review")
     browser.screenshot(shots / "review-superseded.png")
+
+
+@contextmanager
+def another_local_server() -> Iterator[tuple[str, list[str]]]:
+    """Some other HTTP server on 127.0.0.1, as a person runs many: its address, and the headers
+    of every request it got, each as `name: value`."""
+    seen: list[str] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            """Keep the request's headers; answer a small page."""
+            seen.extend(f"{name}: {value}" for name, value in self.headers.items())
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<title>elsewhere</title>")
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the test reads what was sent, not a log."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_page_opened_by_memvault_ui_gives_other_local_servers_no_credential(
+    vault_dir: Path, browser: Browser
+) -> None:
+    vault = VaultService.open(Settings(vault=vault_dir))
+    vault.create("Payment retries", "Retries back off exponentially.\n", category="decision")
+    vault.close()
+    with memvault_ui(vault_dir) as url, another_local_server() as (elsewhere, seen):
+        base, credential = re.split(r"/[?#](?:key|token)=", url)
+        browser.errors.clear()
+        browser.open(url)
+        browser.wait_for("document.querySelectorAll('#results li').length === 1")
+        assert "key=" not in browser.run("location.href")
+        browser.open(elsewhere)
+        browser.wait_for("document.title === 'elsewhere'")
+        assert seen and not [h for h in seen if h.lower().startswith("cookie")]
+        assert not [h for h in seen if "memvault" in h.lower() or credential in h]
+        assert browser.cookies() == []
+        browser.open(f"{base}/#/m/payment-retries")
+        browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Payment retries'")
+        assert browser.run("document.cookie") == ""
+        search_for(browser, "exponentially")
+        browser.click("#memory .actions button")
+        browser.wait_for("document.activeElement.id === 'editor'")
+        browser.type("Capped at one minute. ")
+        browser.click("#save")
+        browser.wait_for("document.querySelector('#memory .body')?.innerText.includes('Capped')")
+        assert browser.errors == []
+    assert "Capped at one minute." in (vault_dir / "decision" / "payment-retries.md").read_text()
+
+
+def test_the_pages_key_opens_its_api_and_never_mcp(vault_dir: Path, browser: Browser) -> None:
+    vault = VaultService.open(Settings(vault=vault_dir))
+    vault.create("Payment retries", "Retries back off exponentially.\n", category="decision")
+    vault.close()
+    with http_server(vault_dir, "--token", TOKEN) as (url, _process):
+        base = url.removesuffix("/mcp")
+        browser.open(f"{base}/?token={TOKEN}")
+        browser.wait_for("document.querySelectorAll('#results li').length === 1")
+        stored = browser.run("JSON.stringify({...localStorage})")
+        assert TOKEN not in stored and "token" not in browser.run("location.href")
+        key = browser.run("Object.values(localStorage)[0]")
+        assert key and key in stored
+        delete = {"name": "delete_mem", "arguments": {"id": "payment-retries"}}
+        assert mcp_call(base, key, "tools/call", delete).status_code == 401
+        assert (vault_dir / "decision" / "payment-retries.md").exists()
+        assert mcp_call(base, TOKEN, "tools/list", {}).status_code == 200
+
+
+def test_a_page_without_its_key_or_with_a_stale_one_says_which_url_to_open(
+    vault_dir: Path, browser: Browser
+) -> None:
+    with http_server(vault_dir, "--token", TOKEN) as (url, _process):
+        base = url.removesuffix("/mcp")
+        browser.open(f"{base}/")
+        browser.wait_for("!document.querySelector('#locked').hidden")
+        assert "the URL memvault ui or memvault serve printed" in browser.text("#locked")
+        browser.open(f"{base}/?token={TOKEN}")
+        browser.wait_for("document.querySelector('#count').innerText")
+        assert browser.run("document.querySelector('#locked').hidden") is True
+        browser.run("Object.keys(localStorage).forEach(k => localStorage.setItem(k, 'stale'))")
+        browser.open(f"{base}/")
+        browser.wait_for("!document.querySelector('#locked').hidden")
+        browser.open("about:blank")
 
 
 def test_a_memorys_properties_show_their_names_and_values(

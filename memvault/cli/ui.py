@@ -27,12 +27,16 @@ def free_port(host: str) -> int:
 def ui(ctx: click.Context, port: int, no_browser: bool) -> None:
     """Open the vault's web page: search, read, edit, review and link memories.
 
-    It serves the vault on 127.0.0.1 (MCP at /mcp too) with a fresh token that only the
-    printed URL carries, and opens that URL in the browser. Ctrl-C stops."""
+    It serves the vault on 127.0.0.1 with a fresh token told to no one, and opens the
+    printed URL, whose #key opens only the page's API (never /mcp). Ctrl-C stops."""
+    # The server's modules import the MCP SDK: only a command that serves pays for that.
+    from ..server.web_guard import page_key
+
     host = "127.0.0.1"
     port = port or free_port(host)
     token = secrets.token_urlsafe(24)
-    url = f"http://{host}:{port}/?token={token}"
+    # The key rides in the fragment, which the browser never sends to a server or logs.
+    url = f"http://{host}:{port}/#key={page_key(token)}"
     click.echo(f"memvault: the web page is at {url}", err=True)
     if not no_browser:
         threading.Timer(0.5, webbrowser.open, (url,)).start()

@@ -26,13 +26,15 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
 class BearerToken:
-    """Refuses HTTP requests without `Authorization: Bearer <token>` (401)."""
+    """Refuses HTTP requests without `Authorization: Bearer <token>` (401). The web page's
+    key (web_guard.page_key), which the browser holds, is not the token: it never opens /mcp."""
 
     def __init__(self, app: ASGIApp, token: str):
         self.app = app
         self.expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass a request holding the token on; answer any other with 401."""
         if scope["type"] == "http":
             given = dict(scope["headers"]).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):

@@ -1,18 +1,26 @@
-"""The web page's safety: the server's own Host names, the token (a header, or a cookie the
-page's first URL sets), a same-origin check on every write (CSRF), and a strict
-Content-Security-Policy on every answer, so the page loads nothing from elsewhere."""
+"""The web page's safety: the server's own Host names, a bearer credential on every API
+request (the page's own key, or the server's token), a same-origin check on every write (CSRF),
+and a strict Content-Security-Policy on every answer, so the page loads nothing from elsewhere.
+
+No cookie: a browser sends a cookie of 127.0.0.1 to every server on that address, whatever its
+port, so the page keeps its key in its own origin's storage and sends it as a header."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
-from urllib.parse import urlencode
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-COOKIE = "memvault_token"
+# What the page's key is derived from: a key that opens the page's API and never /mcp.
+PAGE_KEY_LABEL = b"memvault web page"
+# Served without a credential: the page's HTML and files, which hold no data.
+PUBLIC_PATHS = ("/",)
+PUBLIC_PREFIX = "/assets/"
 # A write must carry this header: a form or an image on another site cannot add it, and a
 # script there cannot send it without a CORS preflight this server never grants.
 CSRF_HEADER = "x-memvault"
@@ -30,14 +38,25 @@ HEADERS = [
 READS = ("GET", "HEAD")
 
 
+def page_key(token: str) -> str:
+    """The web page's key, derived from the server's token: the same in every copy of the
+    server (`serve --processes`), accepted by the page's API and refused by /mcp."""
+    digest = hmac.new(token.encode(), PAGE_KEY_LABEL, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
 class WebGuard:
-    """Lets a request reach the page or its API only when its Host is this server's, it holds
-    the token (when one is set) and, for a write, it comes from the page itself."""
+    """Lets a request reach the page or its API only when its Host is this server's, an API
+    request holds the page's key or the token (when one is set) and, for a write, it comes
+    from the page itself."""
 
     def __init__(self, app: ASGIApp, security: TransportSecuritySettings, token: str | None):
         self.app = app
         self.hosts = TransportSecurityMiddleware(security)
         self.token = token
+        self.bearers = (
+            [] if token is None else [f"Bearer {c}".encode() for c in (page_key(token), token)]
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a refused request here; pass the others on; add the headers to both."""
@@ -68,32 +87,34 @@ class WebGuard:
             given = request.query_params.get("token")
             if request.method == "GET" and request.url.path == "/" and given is not None:
                 return self.welcome(given)
-            if not self.holds_token(request):
-                return unauthorized(request)
+            if not public(request) and not self.holds_bearer(request):
+                return unauthorized()
         if write and not same_origin(request):
             return JSONResponse(
                 {"error": "refused: a change must come from this server's own page"}, 403
             )
         return None
 
-    def holds_token(self, request: Request) -> bool:
-        """The token as a bearer header (scripts) or as the page's cookie (a browser)."""
-        assert self.token is not None
-        header = request.headers.get("authorization", "")
-        cookie = request.cookies.get(COOKIE, "")
-        return hmac.compare_digest(header.encode(), f"Bearer {self.token}".encode()) or (
-            hmac.compare_digest(cookie.encode(), self.token.encode())
-        )
+    def holds_bearer(self, request: Request) -> bool:
+        """The page's key (the page) or the token (scripts) as a bearer header."""
+        given = request.headers.get("authorization", "").encode()
+        # Both compared, always: the time taken tells nothing of which one nearly matched.
+        matches = [hmac.compare_digest(given, bearer) for bearer in self.bearers]
+        return any(matches)
 
     def welcome(self, given: str) -> Response:
-        """The page's first URL (`/?token=...`): keep the token in a cookie only this server
-        gets (never sent from another site's page) and go to `/`, out of the address bar."""
+        """The URL `serve` tells a person to open (`/?token=...`): to the page with its key in
+        the fragment, which the browser never sends to a server; the token is kept nowhere."""
         assert self.token is not None
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             return PlainTextResponse("memvault: wrong token in the URL\n", 401)
-        answer = RedirectResponse("/", 303)
-        answer.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
-        return answer
+        return RedirectResponse(f"/#key={page_key(self.token)}", 303)
+
+
+def public(request: Request) -> bool:
+    """The page's HTML and files: served to anyone this server's Host checks let through."""
+    path = request.url.path
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIX)
 
 
 def same_origin(request: Request) -> bool:
@@ -104,13 +125,13 @@ def same_origin(request: Request) -> bool:
     return origin in (f"http://{host}", f"https://{host}") and CSRF_HEADER in request.headers
 
 
-def unauthorized(request: Request) -> Response:
-    """401: a person is told how to open the page; a script how to send the token."""
-    if request.url.path.startswith("/api/"):
-        return JSONResponse({"error": "unauthorized: send Authorization: Bearer <token>"}, 401)
-    hint = urlencode({"token": "TOKEN"})
-    return PlainTextResponse(
-        f"memvault: this server needs its token; open /?{hint} (the URL `memvault ui` or"
-        " `memvault serve` printed)\n",
+def unauthorized() -> Response:
+    """401: a person is told which URL opens the page; a script how to send the token."""
+    return JSONResponse(
+        {
+            "error": "unauthorized: open the URL `memvault ui` or `memvault serve` printed,"
+            " or send Authorization: Bearer <token>"
+        },
         401,
+        headers={"WWW-Authenticate": "Bearer"},
     )

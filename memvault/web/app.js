@@ -17,24 +17,42 @@ const state = {
 
 // -- talking to the server ------------------------------------------------------------------
 
-async function get(path, params) {
-  const query = new URLSearchParams(params || {}).toString();
-  const answer = await fetch(path + (query ? "?" + query : ""), { credentials: "same-origin" });
+// The page's key, in this origin's storage (scheme, host and port: no other local server reads
+// it, as every one would read a cookie of 127.0.0.1), sent as a header on every /api call.
+const KEY = "memvault-key";
+
+function takeKey() {
+  // The key arrives in the URL's fragment (#key=...), which no server is sent: kept, then
+  // taken out of the address bar and the history. True when one came.
+  const given = location.hash.match(/^#key=([\w-]+)$/);
+  if (!given) return false;
+  localStorage.setItem(KEY, given[1]);
+  history.replaceState(null, "", location.pathname + location.search);
+  return true;
+}
+
+async function request(path, init) {
+  const key = localStorage.getItem(KEY);
+  const headers = { ...init.headers, ...(key ? { Authorization: "Bearer " + key } : {}) };
+  const answer = await fetch(path, { ...init, headers });
+  // Without a key, or with one of an earlier server, the page says which URL gives one.
+  $("#locked").hidden = answer.status !== 401;
   const data = await answer.json();
   if (!answer.ok) throw Object.assign(new Error(data.error || answer.statusText), { data, status: answer.status });
   return data;
 }
 
-async function post(path, body) {
-  const answer = await fetch(path, {
+function get(path, params) {
+  const query = new URLSearchParams(params || {}).toString();
+  return request(path + (query ? "?" + query : ""), {});
+}
+
+function post(path, body) {
+  return request(path, {
     method: "POST",
-    credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-Memvault": "1" },
     body: JSON.stringify(body),
   });
-  const data = await answer.json();
-  if (!answer.ok) throw Object.assign(new Error(data.error || answer.statusText), { data, status: answer.status });
-  return data;
 }
 
 function say(text, kind) {
@@ -44,7 +62,8 @@ function say(text, kind) {
 }
 
 function failed(error) {
-  say(error.message, "error");
+  // Refused for want of a key: the page already says which URL to open.
+  if (error.status !== 401) say(error.message, "error");
 }
 
 // -- small helpers --------------------------------------------------------------------------
@@ -572,7 +591,8 @@ async function poll() {
     }
     state.changes = changes;
   } catch (error) {
-    say("Cannot reach memvault: " + error.message, "error");
+    // Refused for want of a key: the page says which URL to open.
+    if (error.status !== 401) say("Cannot reach memvault: " + error.message, "error");
   }
   setTimeout(poll, POLL_MS);
 }
@@ -616,7 +636,12 @@ function start() {
     search();
   });
   document.addEventListener("keydown", keys);
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => {
+    // The page's URL opened again while it is open: its key is taken, and searched with.
+    if (takeKey()) search();
+    route();
+  });
+  takeKey();
   route();
   if (!location.hash.includes("?")) search();
   refreshChanges().then(() => setTimeout(poll, POLL_MS));
