@@ -39,6 +39,13 @@ ARCHIVE = "archive"
 _DEVICE_NAMES = frozenset(
     ["con", "prn", "aux", "nul", *(f"{port}{n}" for port in ("com", "lpt") for n in range(10))]
 )
+# A file or folder name's limit in UTF-8 bytes on ext4, APFS and most other file systems.
+_NAME_MAX = 255
+# The longest file name memvault makes: room is left for the 23 bytes store's temp file beside
+# it adds (".{name}.{8 hex}.memvault-tmp").
+MAX_NAME_BYTES = _NAME_MAX - 23
+# A title's slug leaves room in that for ".md" and the number a taken name gets ("-2"; ten digits).
+_STEM_BYTES = MAX_NAME_BYTES - len(".md") - len("-0123456789")
 # A memory's version is this many hex digits of its file's content hash.
 VERSION_LENGTH = 12
 
@@ -120,14 +127,27 @@ def new_id() -> str:
 
 
 def slug_for(title: str) -> str:
-    """The file stem for a title: safe on every file system, readable, Unicode kept."""
-    return _slug(title) or "memory"
+    """The file stem for a title: safe on every file system (within the byte limit), readable,
+    Unicode kept."""
+    return _slug(title, _STEM_BYTES) or "memory"
 
 
-def _slug(text: str) -> str:
-    return str(
-        slugify(text, allow_unicode=True, max_length=80, word_boundary=True, save_order=True)
-    )
+def _slug(text: str, max_bytes: int = _NAME_MAX) -> str:
+    """`text` as a lower-case slug of at most 80 characters and `max_bytes` of UTF-8."""
+    slug = slugify(text, allow_unicode=True, max_length=80, word_boundary=True, save_order=True)
+    return _within(str(slug), max_bytes)
+
+
+def _within(slug: str, max_bytes: int) -> str:
+    """`slug` within `max_bytes` of UTF-8, cut as slugify cuts to a length: after the last
+    whole word that fits, inside the first word when none does, never inside a character."""
+    encoded = slug.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return slug
+    cut = encoded[:max_bytes].decode("utf-8", "ignore")
+    if "-" in cut and slug[len(cut)] != "-":
+        cut = cut.rpartition("-")[0]
+    return cut.strip("-")
 
 
 def clean_title(title: str, limits: Limits) -> str:

@@ -1,0 +1,77 @@
+"""The file names memvault makes from titles: within the file system's byte limit whatever the
+script, written on real files."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memvault.model import MAX_NAME_BYTES
+from memvault.vault import VaultService
+
+# Letters of two to four UTF-8 bytes, which a cut in characters let past the byte limit.
+WIDE = "éж支付重试策略한국어𠀀𠀁"
+# Those with ASCII, accents typed as their own code points, and separators.
+MIXED = WIDE + "ab🙂 -.\u0301\u0308"
+TITLES = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cf", "Cs")), max_size=200),
+    st.text(st.sampled_from(WIDE), min_size=60, max_size=200),
+    st.text(st.sampled_from(MIXED), max_size=200),
+).filter(str.strip)
+COUNTER = itertools.count()
+
+
+def _name(memory_path: str) -> str:
+    """The file name of a vault-relative path."""
+    return memory_path.rpartition("/")[2]
+
+
+@settings(
+    deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(title=TITLES)
+def test_every_file_name_a_title_makes_fits_and_is_written(vault: VaultService, title: str) -> None:
+    """Given any title, when it is written twice (the second takes a numbered name), renamed
+    to and archived, then each file exists under a name of at most MAX_NAME_BYTES of whole
+    UTF-8 characters (room left for the write's temp name)."""
+    n = next(COUNTER)
+    first = vault.create(title, f"first {n}", allow_duplicate=True)
+    second = vault.create(title, f"second {n}", allow_duplicate=True)
+    renamed = vault.update(
+        vault.create(f"other {n}", f"third {n}", allow_duplicate=True).id,
+        title=title,
+        allow_duplicate=True,
+    )
+    archived = vault.archive(second.id)
+    for memory in (first, renamed, archived):
+        name = _name(memory.path).encode("utf-8")
+        assert len(name) <= MAX_NAME_BYTES
+        folder = os.fsencode(vault.root / memory.path).rpartition(b"/")[0]
+        assert name in os.listdir(folder)
+        assert vault.get(memory.id).body.startswith(("first", "second", "third"))
+    assert _name(second.path) != _name(first.path)
+
+
+def test_a_title_of_200_cjk_characters_is_written_and_cut_between_characters(
+    vault: VaultService,
+) -> None:
+    """Sixty CJK characters (180 bytes) fit; two hundred are cut to whole characters."""
+    short = vault.create("支" * 60, "short")
+    assert short.path == "支" * 60 + ".md"
+    long = vault.create("支" * 200, "long")
+    again = vault.create("支" * 200, "again", allow_duplicate=True)
+    stem = _name(long.path).removesuffix(".md")
+    assert set(stem) == {"支"} and 3 * len(stem) + 3 <= MAX_NAME_BYTES
+    assert again.path == f"{stem}-2.md"
+    assert (vault.root / again.path).read_text().endswith("again\n")
+
+
+def test_a_cut_keeps_whole_words(vault: VaultService) -> None:
+    """A title in words too long for a file name is cut after its last whole word that fits
+    (four of these fit the 80 characters a slug may have, but not the bytes)."""
+    word = "支付重试策略" * 3 + "表"
+    memory = vault.create(" ".join([word] * 10), "words")
+    assert _name(memory.path) == "-".join([word] * 3) + ".md"
