@@ -35,7 +35,7 @@ _DERIVED_ID = uuid.UUID("6f1c2a52-8f0e-4f54-9d1e-4c3b7a1d2e90")
 WRITE_SLACK = 2
 # The folder expired memories move to; they stay readable there, and out of searches.
 ARCHIVE = "archive"
-# Folder names Windows refuses (a category is a folder; slugs are lower-case).
+# Names Windows keeps for devices: no file or folder there may have one before its first dot.
 _DEVICE_NAMES = frozenset(
     ["con", "prn", "aux", "nul", *(f"{port}{n}" for port in ("com", "lpt") for n in range(10))]
 )
@@ -127,9 +127,11 @@ def new_id() -> str:
 
 
 def slug_for(title: str) -> str:
-    """The file stem for a title: safe on every file system (within the byte limit), readable,
-    Unicode kept."""
-    return _slug(title, _STEM_BYTES) or "memory"
+    """The file stem for a title: readable, Unicode kept, and safe on every file system: within
+    the byte limit, and never a device name (`con` becomes `con-memory`, as a title that gives
+    no name becomes `memory`: a title is a person's words, so it is kept, and its file named)."""
+    slug = _slug(title, _STEM_BYTES) or "memory"
+    return f"{slug}-memory" if _is_device(slug) else slug
 
 
 def _slug(text: str, max_bytes: int = _NAME_MAX) -> str:
@@ -148,6 +150,12 @@ def _within(slug: str, max_bytes: int) -> str:
     if "-" in cut and slug[len(cut)] != "-":
         cut = cut.rpartition("-")[0]
     return cut.strip("-")
+
+
+def _is_device(name: str) -> bool:
+    """Whether Windows keeps `name` for a device (its part before the first dot, in any case):
+    such a file or folder cannot be made there, so a vault synced there could not hold it."""
+    return name.partition(".")[0].lower() in _DEVICE_NAMES
 
 
 def clean_title(title: str, limits: Limits) -> str:
@@ -283,7 +291,7 @@ def refuse_reserved(folder: str | None, archiving: bool = False) -> None:
             "expires_at or ttl_days if it should go there when it expires"
         )
     for part in folder.split("/"):
-        if part in _DEVICE_NAMES:
+        if _is_device(part):
             raise Invalid(
                 f"category {folder!r} is refused: {part!r} is a name Windows keeps for a device, "
                 "so no vault synced there could hold that folder. Pick another name"

@@ -1,17 +1,23 @@
 """The file names memvault makes from titles: within the file system's byte limit whatever the
-script, written on real files."""
+script, never a name Windows keeps for a device, written on real files."""
 
 from __future__ import annotations
 
 import itertools
 import os
+from pathlib import Path
 
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memvault.cli import main
 from memvault.model import MAX_NAME_BYTES
 from memvault.vault import VaultService
 
+# Windows refuses these as a file's name before its first dot, in any case (an independent
+# list: the test must not borrow the code's).
+DEVICES = {"con", "prn", "aux", "nul", *(f"{p}{n}" for p in ("com", "lpt") for n in range(10))}
 # Letters of two to four UTF-8 bytes, which a cut in characters let past the byte limit.
 WIDE = "éж支付重试策略한국어𠀀𠀁"
 # Those with ASCII, accents typed as their own code points, and separators.
@@ -20,6 +26,9 @@ TITLES = st.one_of(
     st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cf", "Cs")), max_size=200),
     st.text(st.sampled_from(WIDE), min_size=60, max_size=200),
     st.text(st.sampled_from(MIXED), max_size=200),
+    st.tuples(st.sampled_from(sorted(DEVICES)), st.sampled_from(["", ".md", ".txt", " x"])).map(
+        lambda parts: parts[0].upper() + parts[1]
+    ),
 ).filter(str.strip)
 COUNTER = itertools.count()
 
@@ -36,7 +45,7 @@ def _name(memory_path: str) -> str:
 def test_every_file_name_a_title_makes_fits_and_is_written(vault: VaultService, title: str) -> None:
     """Given any title, when it is written twice (the second takes a numbered name), renamed
     to and archived, then each file exists under a name of at most MAX_NAME_BYTES of whole
-    UTF-8 characters (room left for the write's temp name)."""
+    UTF-8 characters (room left for the write's temp name) that names no Windows device."""
     n = next(COUNTER)
     first = vault.create(title, f"first {n}", allow_duplicate=True)
     second = vault.create(title, f"second {n}", allow_duplicate=True)
@@ -51,6 +60,7 @@ def test_every_file_name_a_title_makes_fits_and_is_written(vault: VaultService, 
         assert len(name) <= MAX_NAME_BYTES
         folder = os.fsencode(vault.root / memory.path).rpartition(b"/")[0]
         assert name in os.listdir(folder)
+        assert name.split(b".")[0].decode("utf-8").lower() not in DEVICES
         assert vault.get(memory.id).body.startswith(("first", "second", "third"))
     assert _name(second.path) != _name(first.path)
 
@@ -75,3 +85,24 @@ def test_a_cut_keeps_whole_words(vault: VaultService) -> None:
     word = "支付重试策略" * 3 + "表"
     memory = vault.create(" ".join([word] * 10), "words")
     assert _name(memory.path) == "-".join([word] * 3) + ".md"
+
+
+def test_a_device_name_title_is_written_under_a_name_windows_accepts(
+    vault: VaultService,
+) -> None:
+    """A title is a person's words, so one that is a device name is kept and its file name
+    gets `-memory`, the word memvault names a file by when a title alone cannot."""
+    assert vault.create("CON", "console notes").path == "con-memory.md"
+    assert vault.create("ＮＵＬ", "null notes").path == "nul-memory.md"
+    assert vault.create("lpt¹", "printer notes", category="ops").path == "ops/lpt1-memory.md"
+    assert vault.create("con", "again", allow_duplicate=True).path == "con-memory-2.md"
+    renamed = vault.update(vault.create("Serial port", "setup").id, title="COM3")
+    assert (renamed.path, renamed.title) == ("com3-memory.md", "COM3")
+    assert vault.create("Con.txt", "a name with a dot").path == "con-txt.md"
+
+
+def test_the_cli_writes_a_device_name_title(vault_dir: Path) -> None:
+    result = CliRunner().invoke(main, ["--vault", str(vault_dir), "write", "--title", "AUX", "x"])
+    assert result.exit_code == 0, result.output
+    assert "aux-memory.md" in result.output
+    assert (vault_dir / "aux-memory.md").read_text().endswith("x\n")
