@@ -1,11 +1,14 @@
 """`memvault check`: what is wrong in a vault (broken, one-sided and ambiguous links, duplicate
-ids, frontmatter memvault cannot parse, files it cannot read, with `--secrets` files holding
-secrets), and the repairs `check --fix` makes."""
+ids, frontmatter memvault cannot parse, files it cannot read, appends an editor saved over, with
+`--secrets` files holding secrets), and the repairs `check --fix` makes."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from . import clock
 from .errors import MemvaultError
-from .index import Index
+from .index import APPEND_DAYS, Index
 from .links import LinkService
 from .model import new_id
 from .records import (
@@ -14,6 +17,7 @@ from .records import (
     DuplicateId,
     FileSecret,
     LinkPair,
+    LostAppend,
     Malformed,
     Skipped,
 )
@@ -22,9 +26,12 @@ from .store import VaultStore
 from .writer import Writer
 
 
-def find_problems(index: Index, links: LinkService, skipped: list[Skipped]) -> CheckReport:
-    """Everything `check` reports, read from the index (no file is read or written), with the
-    files the last walk of the vault skipped (`skipped`) that the index has no problem for."""
+def find_problems(
+    index: Index, store: VaultStore, links: LinkService, skipped: list[Skipped]
+) -> CheckReport:
+    """Everything `check` reports, read from the index (no file is written; only the files of
+    memories appended to lately are read), with the files the last walk of the vault skipped
+    (`skipped`) that the index has no problem for."""
     malformed = [Malformed(*found) for found in index.problems()]
     known = {bad.path for bad in malformed}
     return CheckReport(
@@ -34,7 +41,29 @@ def find_problems(index: Index, links: LinkService, skipped: list[Skipped]) -> C
         malformed=malformed,
         ambiguous_links=[AmbiguousLink(*found) for found in index.ambiguous()],
         unreadable=[s for s in skipped if s.path not in known],
+        lost_appends=lost_appends(index, store),
     )
+
+
+def lost_appends(index: Index, store: VaultStore) -> list[LostAppend]:
+    """The appends memvault acknowledged in the last APPEND_DAYS that their memory no longer
+    holds, in any file with its id: an editor read it before the append and saved that copy
+    over it later. memvault's own changes forget what they take out (`Index.forget_taken_out`);
+    a memory gone, or a file that cannot be read now, is left to the other checks."""
+    since = clock.iso(clock.now() - timedelta(days=APPEND_DAYS))
+    bodies: dict[str, str | None] = {}
+    lost: dict[int, LostAppend] = {}
+    held: set[int] = set()
+    for record, path, at, text in index.appends_since(since):
+        if path not in bodies:
+            memory = store.read_if_readable(path)
+            bodies[path] = None if memory is None else memory.body
+        body = bodies[path]
+        if body is None or text in body:
+            held.add(record)
+        else:
+            lost.setdefault(record, LostAppend(path, at, text))
+    return [found for record, found in lost.items() if record not in held]
 
 
 def secrets_in_files(index: Index, store: VaultStore) -> list[FileSecret]:

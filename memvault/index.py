@@ -14,6 +14,7 @@ turns on a lock in this process, and on SQLite's in others. A read is stopped af
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import logging
 import math
@@ -95,6 +96,14 @@ PROGRESS_STEPS = 10_000
 # Uses are saved when this many memories have unsaved ones, or the oldest is this old.
 FLUSH_MEMORIES = 500
 FLUSH_SECONDS = 30.0
+# The appends memvault acknowledged that `check` looks back on (an editor's stale save loses
+# them): those of the last APPEND_DAYS, at most APPENDS_KEPT, each by its first APPEND_CHARS
+# characters, which a copy saved from before it lacks as surely as the rest.
+APPEND_DAYS = 30
+APPENDS_KEPT = 2000
+APPEND_CHARS = 2000
+# A hit's relevance reads this many characters of its note at most (a few sections).
+RELEVANCE_CHARS = 200_000
 # A hit's relevance reads this many characters of its note at most (a few sections).
 RELEVANCE_CHARS = 200_000
 # The notes a process's writes touched, kept until the semantic side asks (`touched_notes`): past
@@ -822,6 +831,45 @@ class Index:
             (before,),
         )
         return [(r[0], r[1] or None) for r in rows if r[2] not in unsaved]
+
+    def remember_append(self, memory_id: str, text: str) -> None:
+        """Record that memvault appended `text` to a memory now (its first APPEND_CHARS
+        characters), and forget the appends older than APPEND_DAYS or beyond APPENDS_KEPT."""
+        kept = text.strip()[:APPEND_CHARS]
+        if not kept:
+            return
+        now = clock.now()
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO appends (note_id, at, text) VALUES (?, ?, ?)",
+                (memory_id, clock.iso(now), kept),
+            )
+            db.execute(
+                "DELETE FROM appends WHERE at < ? OR rowid <= (SELECT max(rowid) FROM appends) - ?",
+                (clock.iso(now - dt.timedelta(days=APPEND_DAYS)), APPENDS_KEPT),
+            )
+
+    def appends_since(self, since: str) -> list[tuple[int, str, str, str]]:
+        """(record, path, when, text) of each append remembered since `since` to a memory the
+        index holds (one row per file, when a copied file shares the id), oldest first."""
+        rows = self.query(
+            "SELECT a.rowid, n.path, a.at, a.text FROM appends a JOIN notes n ON n.id = a.note_id"
+            " WHERE a.at >= ? ORDER BY a.rowid, n.path",
+            (since,),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def forget_taken_out(self, memory_id: str, before: str, after: str) -> None:
+        """Forget the appends to a memory that memvault's own change of its body from `before`
+        to `after` took out (new content, a find/replace, a link that followed a rename): only
+        an append lost in a save memvault did not make is left for `check` to report."""
+        if before == after:
+            return
+        rows = self.query("SELECT rowid, text FROM appends WHERE note_id = ?", (memory_id,))
+        gone = [(r[0],) for r in rows if r[1] in before and r[1] not in after]
+        if gone:
+            with self.transaction() as db:
+                db.executemany("DELETE FROM appends WHERE rowid = ?", gone)
 
     def stats(self) -> Stats:
         """Counts by category, scope and tag; never-used memories; files and bytes."""

@@ -349,6 +349,17 @@ class Malformed:
 
 
 @dataclass
+class LostAppend:
+    """An append memvault acknowledged that its memory no longer holds (an editor that read
+    the note before it saved that copy over it): where, when, and its text to put back (the
+    first 2,000 characters)."""
+
+    path: str
+    appended_at: str
+    text: str
+
+
+@dataclass
 class AmbiguousLink:
     """A link whose bare name fits several files (it resolves to the nearest)."""
 
@@ -369,6 +380,7 @@ class CheckReport:
     ambiguous_links: list[AmbiguousLink] = field(default_factory=list)
     unreadable: list[Skipped] = field(default_factory=list)
     secrets: list[FileSecret] = field(default_factory=list)
+    lost_appends: list[LostAppend] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     clean: bool = field(init=False)
 
@@ -381,6 +393,7 @@ class CheckReport:
             or self.ambiguous_links
             or self.unreadable
             or self.secrets
+            or self.lost_appends
         )
 
 

@@ -552,7 +552,8 @@ class VaultService:
         it was read, it is read again and the edit applied again, unless a guard
         (`expected_version`, `expected_updated_at`) refuses it. A secret in the new text is
         refused, or redacted under `secrets="redact"`. Only upkeep's moves (`archiving`) may
-        file a memory under archive/."""
+        file a memory under archive/. An append is remembered: `check` reports it if an
+        editor's later save loses it."""
         if title is not None:
             title = screened(title, secrets, "the title")
         if edit is not None:
@@ -589,6 +590,8 @@ class VaultService:
                 return moved
 
             memory = retrying(path, attempt)
+            if edit is not None and edit.append is not None:
+                self._index.remember_append(memory.id, edit.append)
             if old is not None:
                 self._succession.mark(old, memory)
             return memory
@@ -849,7 +852,7 @@ class VaultService:
             fixed = self.maintain().lines()
             with self._writing():
                 fixed += checks.repair(self._index, self._store, self._writer, self._links)
-        report = checks.find_problems(self._index, self._links, skipped)
+        report = checks.find_problems(self._index, self._store, self._links, skipped)
         if secrets:
             report = replace(report, secrets=checks.secrets_in_files(self._index, self._store))
         report.fixed = fixed

@@ -111,10 +111,13 @@ class Writer:
         self, path: str, doc: Document, body: str, updates: dict[str, object], base: Snapshot | None
     ) -> Memory:
         """Write `body` under the document's frontmatter with `updates` applied over the file
-        `base` describes (None: a new file), and index it."""
+        `base` describes (None: a new file), and index it; the appends memvault acknowledged
+        that this change takes out are no longer looked for (`check`: lost appends)."""
         text, info, undo = self._store.save(path, doc, body, self._stamped(updates), base)
         self._did(path, undo)
-        return self._index.upsert(path, text, info)
+        memory = self._index.upsert(path, text, info)
+        self._index.forget_taken_out(memory.id, doc.body, body)
+        return memory
 
     def _stamped(self, updates: dict[str, object]) -> dict[str, object]:
         """The frontmatter updates with the change's agent as `updated_by`, when the write
@@ -150,9 +153,11 @@ class Writer:
         self._did(old, undo)
         self._did(new_path, self._store.move(old, new_path))
         self._index.remove(old)
-        return self._index.upsert(
+        memory = self._index.upsert(
             new_path, self._store.read_text(new_path), self._store.info(new_path)
         )
+        self._index.forget_taken_out(memory.id, change.memory.body, change.body)
+        return memory
 
     def remove(self, path: str) -> None:
         """Delete a memory's file and its index entry."""

@@ -136,6 +136,11 @@ def echo_check(out: CheckReport) -> None:
         )
     for secret in out.secrets:
         click.echo(f"secret: {secret.path}:{secret.line}: {secret.kind}")
+    for lost in out.lost_appends:
+        click.echo(
+            f"lost append: {lost.path}: appended at {lost.appended_at}, no longer in the note "
+            "(an editor saved over it?)"
+        )
     if out.clean:
         click.echo("vault is clean")
 

@@ -428,6 +428,7 @@ async function showReview() {
     ...check.one_sided_links.map((p) => `one-sided link: ${p.source} → ${p.target}`),
     ...check.malformed.map((m) => `skipped as malformed: ${m.path}: ${m.problem}`),
     ...check.unreadable.map((m) => `unreadable: ${m.path}: ${m.reason}`),
+    ...check.lost_appends.map((a) => `lost append: ${a.path}: appended at ${a.appended_at}, no longer in the note (an editor saved over it?)`),
   ];
   clear(page,
     el("h2", {}, "Review"),
