@@ -72,6 +72,19 @@ HTTP_LIMITS: tuple[tuple[str, click.ParamType[Any], float, str], ...] = (
         "HTTP: seconds a connection has to send a request's headers.",
     ),
     (
+        "--body-timeout",
+        click.FloatRange(min=0, min_open=True),
+        10.0,
+        "HTTP: seconds of grace a request's body has; past them it must keep up"
+        " --min-body-rate, or the connection closes (408).",
+    ),
+    (
+        "--min-body-rate",
+        click.IntRange(min=1),
+        4096,
+        "HTTP: bytes a second a request's body must average past --body-timeout.",
+    ),
+    (
         "--idle-timeout",
         click.IntRange(min=1),
         5,
@@ -87,7 +100,8 @@ HTTP_LIMITS: tuple[tuple[str, click.ParamType[Any], float, str], ...] = (
 
 
 def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--header-timeout, --idle-timeout and --max-connections (HTTP_LIMITS)."""
+    """--header-timeout, --body-timeout, --min-body-rate, --idle-timeout and --max-connections
+    (HTTP_LIMITS)."""
     for name, kind, default, text in reversed(HTTP_LIMITS):
         command = click.option(name, type=kind, default=default, show_default=True, help=text)(
             command
@@ -146,6 +160,8 @@ def serve(
     scope: str | None,
     processes: int,
     header_timeout: float,
+    body_timeout: float,
+    min_body_rate: int,
     idle_timeout: int,
     max_connections: int,
     no_watch: bool,
@@ -158,7 +174,7 @@ def serve(
         raise click.BadParameter("more than 1 needs --transport http", param_hint="--processes")
     logging.getLogger().setLevel(log_level)
     settings = settings_of(ctx)
-    limits = (header_timeout, idle_timeout, max_connections)
+    limits = (header_timeout, body_timeout, min_body_rate, idle_timeout, max_connections)
     listen = Listen(host, port, token, processes, limits) if transport == "http" else None
     with suppress(KeyboardInterrupt):  # Ctrl-C: a normal stop, exit 0
         run_server(settings, listen, log_level, not no_watch, scope)
@@ -167,13 +183,13 @@ def serve(
 @dataclass(frozen=True)
 class Listen:
     """Serve over HTTP: where, with which token, in how many processes, within which limits
-    (header timeout, idle timeout, connections)."""
+    (header timeout, body timeout and rate, idle timeout, connections)."""
 
     host: str
     port: int
     token: str | None
     processes: int
-    limits: tuple[float, int, int]
+    limits: tuple[float, float, int, int, int]
 
 
 def run_server(
