@@ -171,6 +171,17 @@ def find_secrets(text: str) -> list[Secret]:
     return sorted(found, key=lambda secret: secret.start)
 
 
+def found_under(key: str, value: str) -> list[Secret]:
+    """The secrets in a value read with its key before it, as its frontmatter line reads
+    (`password: ...`) and as `check --secrets` finds them in the file: their spans in `value`."""
+    line = f"{key}: "
+    return [
+        replace(s, start=max(s.start - len(line), 0), end=s.end - len(line))
+        for s in find_secrets(line + value)
+        if s.end > len(line)
+    ]
+
+
 def redact(text: str, secrets: list[Secret]) -> str:
     """`text` with each secret replaced by `[redacted: KIND]`."""
     parts = []

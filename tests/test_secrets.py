@@ -16,6 +16,7 @@ from memvault.config import Settings
 from memvault.errors import Invalid
 from memvault.exchange import import_records
 from memvault.markdown import BodyEdit
+from memvault.secret_scan import find_secrets, found_under
 from memvault.session_notes import SessionFields, save_session_notes
 from memvault.vault import VaultService
 
@@ -147,6 +148,29 @@ def test_check_secrets_reports_files_without_printing_them(vault_dir: Path) -> N
     assert json.loads(as_json.output)["secrets"] == [
         {"path": "ops/staging.md", "kind": "AWS access key", "line": 3}
     ]
+
+
+# Frontmatter properties that only their key makes secrets of: (key, value, kind).
+KEYED = [
+    ("password", PASSWORD, "password"),
+    ("aws_secret_access_key", AWS_SECRET, "AWS secret key"),
+    ("api_key", "Zq9x-Long42value", "secret"),
+]
+
+
+def test_a_property_read_with_its_key_holds_the_secrets_check_finds_on_its_line(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    lines = "".join(f"{key}: {value}\n" for key, value, _kind in KEYED)
+    write_file(vault_dir, "ops/keys.md", f"---\ntitle: Keys\n{lines}---\nIn the properties.\n")
+    checked = vault.check(secrets=True).secrets
+    assert [(s.kind, s.line) for s in checked] == [(k, n + 3) for n, (*_, k) in enumerate(KEYED)]
+    for key, value, kind in KEYED:
+        assert find_secrets(value) == []
+        assert [(s.kind, value[s.start : s.end]) for s in found_under(key, value)] == [
+            (kind, value)
+        ]
+        assert found_under("note", value) == []
 
 
 def test_the_briefing_never_prints_a_secret_a_file_holds(vault_dir: Path) -> None:

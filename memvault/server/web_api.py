@@ -1,5 +1,6 @@
 """The web page's JSON API over VaultService: parse the request, call the service, answer
-JSON. A service error is one line with the HTTP status that fits it."""
+JSON. A service error is one line with the HTTP status that fits it; every answer passes the
+secret mask (web_secrets.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any, cast, get_args
 
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -18,14 +20,16 @@ from ..markdown import BodyEdit
 from ..model import Memory
 from ..output import LinkEnd
 from ..properties import properties_of, where_pairs
-from ..records import Filter, SearchMode
+from ..records import Filter, SearchHit, SearchMode
 from ..review import graph, overview, review
 from ..vault import VaultService
 from .attribution import page_person
 from .common import one_line
-from .web_secrets import masked, masked_snippet, refuse_marker_over_secret, secrets_shown_masked
+from .web_secrets import Mask, masked_snippet, refuse_marker_over_secret, secrets_shown_masked
 
 MODES = get_args(SearchMode)
+# The fields of a write that name a memory: the page may send a handle there (web_secrets).
+NAMED = ("id", "source", "target", "keep", "other")
 STATUS: tuple[tuple[type[MemvaultError], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
@@ -74,10 +78,9 @@ def memory_json(memory: Memory) -> dict[str, Any]:
     return data
 
 
-def where_of(request: Request) -> Filter:
+def where_of(params: QueryParams) -> Filter:
     """search_mem's filters from the query string: `since`/`until` as search_mem takes them
     (7d, last week, an ISO date), `where` as `key=value` pairs separated by commas."""
-    params = request.query_params
     tags = tuple(t for t in params.get("tags", "").replace(",", " ").split() if t)
     return Filter(
         params.get("category") or None,
@@ -104,9 +107,9 @@ def properties_wanted(text: str) -> tuple[tuple[str, str], ...]:
         return where_pairs(wanted)
 
 
-def number(request: Request, name: str, default: int, top: int) -> int:
+def number(params: QueryParams, name: str, default: int, top: int) -> int:
     """A whole-number query parameter within 1..top."""
-    raw = request.query_params.get(name)
+    raw = params.get(name)
     try:
         value = default if raw is None else int(raw)
     except ValueError:
@@ -143,10 +146,11 @@ class WebApi:
 
     def __init__(self, vault: VaultService):
         self.vault = vault
+        self.mask = Mask()
 
     def routes(self) -> list[Route]:
         """GET routes for the reads, POST routes (JSON bodies) for the writes."""
-        reads: dict[str, Callable[[Request], Any]] = {
+        reads: dict[str, Callable[[QueryParams], Any]] = {
             "/api/search": self.search,
             "/api/memory": self.memory,
             "/api/review": self.review,
@@ -168,18 +172,29 @@ class WebApi:
             *(Route(path, self.writing(call), methods=["POST"]) for path, call in writes.items()),
         ]
 
-    def reading(self, call: Callable[[Request], Any]) -> Callable[[Request], Any]:
-        """A GET endpoint: the call's answer as JSON, or its error (run on a worker thread)."""
+    def reading(self, call: Callable[[QueryParams], Any]) -> Callable[[Request], Any]:
+        """A GET endpoint: the call's answer as JSON, or its error (run on a worker thread); a
+        handle the page sends in place of a name is taken back as that name."""
 
         def endpoint(request: Request) -> JSONResponse:
             """The read, answered."""
+            params = QueryParams(
+                [
+                    (key, self.mask.resolved(value))
+                    for key, value in request.query_params.multi_items()
+                ]
+            )
             try:
                 with answered():
-                    return JSONResponse(masked(call(request)))
+                    return self.answer(call(params))
             except Failed as exc:
-                return JSONResponse({"error": str(exc)}, exc.status)
+                return self.answer({"error": str(exc)}, exc.status)
 
         return endpoint
+
+    def answer(self, data: Any, status: int = 200) -> JSONResponse:
+        """JSON with every text masked: the page never shows a secret."""
+        return JSONResponse(self.mask.answer(data), status)
 
     def writing(self, call: Callable[[dict[str, Any], str], Any]) -> Callable[[Request], Any]:
         """A POST endpoint taking a JSON object and the page's person, who the write records
@@ -189,44 +204,49 @@ class WebApi:
             """The write, answered."""
             try:
                 data = await body_of(request)
+                for name in NAMED:
+                    if isinstance(data.get(name), str):
+                        data[name] = self.mask.resolved(data[name])
                 person = page_person(request.headers)
                 with answered():
-                    return JSONResponse(masked(await run_in_threadpool(call, data, person)))
+                    return self.answer(await run_in_threadpool(call, data, person))
             except Failed as exc:
-                return JSONResponse({"error": str(exc)}, exc.status)
+                return self.answer({"error": str(exc)}, exc.status)
 
         return endpoint
 
     # -- reads -----------------------------------------------------------------------------
 
-    def search(self, request: Request) -> dict[str, Any]:
+    def search(self, params: QueryParams) -> dict[str, Any]:
         """Search as you type: hits with snippets and scores; no words lists the newest. By
         words unless `mode` asks for meaning too (`hybrid`) or only (`semantic`): embedding
         the query at every key costs more than the page's time for an answer."""
-        query = request.query_params.get("q", "").strip()
-        limit = number(request, "limit", 20, 100)
-        where = where_of(request)
+        query = params.get("q", "").strip()
+        limit = number(params, "limit", 20, 100)
+        where = where_of(params)
         if not query:
             rows, total = self.vault.list_memories(where, "updated", limit)
             return {"total": total, "results": [plain(r) for r in rows], "listed": True}
-        mode = request.query_params.get("mode", "keyword")
+        mode = params.get("mode", "keyword")
         if mode not in MODES:
             raise Failed(400, f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         page = self.vault.search(query, limit, 0, where, cast(SearchMode, mode), count_use=False)
-        hits = [{**plain(h), "snippet": self.snippet(h.id, h.snippet)} for h in page.results]
+        hits = [{**plain(h), "snippet": self.snippet(h)} for h in page.results]
         return {"total": page.total, "results": hits, "listed": False}
 
-    def snippet(self, identifier: str, snippet: str) -> str:
-        """A hit's snippet with its secrets masked, even one cut at an end (nothing when the
-        memory is gone meanwhile: its secrets cannot be checked)."""
+    def snippet(self, hit: SearchHit) -> str:
+        """A hit's snippet with its secrets masked, checked against the texts it was cut from,
+        its body and its title (nothing when the memory is gone meanwhile: its secrets cannot
+        be checked)."""
         try:
-            return masked_snippet(snippet, self.vault.get(identifier).body)
+            body = self.vault.get(hit.path).body
         except NotFound:
             return ""
+        return masked_snippet(hit.snippet, [body, hit.title])
 
-    def memory(self, request: Request) -> dict[str, Any]:
+    def memory(self, params: QueryParams) -> dict[str, Any]:
         """One memory, read fresh, with its links both ways and its usage."""
-        identifier = request.query_params.get("id", "")
+        identifier = params.get("id", "")
         if not identifier:
             raise Failed(400, "id is required")
         memory = self.vault.get(identifier)
@@ -243,22 +263,22 @@ class WebApi:
             "usage": plain(usage) if usage else {"access_count": 0, "last_access": None},
         }
 
-    def review(self, request: Request) -> dict[str, Any]:
+    def review(self, params: QueryParams) -> dict[str, Any]:
         """The review queues; `days` since the last review makes a memory stale (by default
         the vault's policies' stale_days, as for the briefing)."""
-        days = number(request, "days", 1, 100_000) if "days" in request.query_params else None
+        days = number(params, "days", 1, 100_000) if "days" in params else None
         return dataclasses.asdict(review(self.vault, days))
 
-    def overview(self, request: Request) -> dict[str, Any]:
+    def overview(self, params: QueryParams) -> dict[str, Any]:
         """Counts, growth and use per month, size and health."""
         return dataclasses.asdict(overview(self.vault))
 
-    def graph(self, request: Request) -> dict[str, Any]:
+    def graph(self, params: QueryParams) -> dict[str, Any]:
         """A memory's neighbourhood (`id`, `depth` 1 or 2), or the vault by category."""
-        identifier = request.query_params.get("id") or None
-        return dataclasses.asdict(graph(self.vault, identifier, number(request, "depth", 1, 2)))
+        identifier = params.get("id") or None
+        return dataclasses.asdict(graph(self.vault, identifier, number(params, "depth", 1, 2)))
 
-    def changes(self, request: Request) -> dict[str, str]:
+    def changes(self, params: QueryParams) -> dict[str, str]:
         """The change fingerprint the page polls to follow edits made elsewhere."""
         return {"changes": self.vault.changes()}
 
