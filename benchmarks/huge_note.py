@@ -14,6 +14,7 @@ from memvault.vault import VaultService
 
 HUGE_BYTES = 50_000_000
 LAST_WORD = "zyzzyvaend"
+HUGE_PATH = "huge/everything.md"
 
 
 def write_huge_note(vault: Path) -> Path:
@@ -27,7 +28,7 @@ def write_huge_note(vault: Path) -> Path:
             parts.append(body)
             size += len(body)
     parts.append(f"\nThe very last word is {LAST_WORD}.\n")
-    path = vault / "huge" / "everything.md"
+    path = vault / HUGE_PATH
     path.parent.mkdir(exist_ok=True)
     path.write_text("".join(parts), encoding="utf-8")
     return path
@@ -42,7 +43,7 @@ def search_times(vault: Path, index: Path, asked: list[Query]) -> list[float]:
     try:
         service.sync()
         found = [hit.path for hit in service.search(LAST_WORD).results]
-        if found[:1] != ["huge/everything.md"]:
+        if found[:1] != [HUGE_PATH]:
             raise RuntimeError(f"the huge note's last word found {found} first")
         times = []
         for query in asked:

@@ -20,10 +20,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlencode
 
 import floor
 import huge_note
@@ -368,6 +370,32 @@ def bench_huge_note(b: Bench, asked: list[Query]) -> Row:
     return latency_row("search in-process, a 50 MB note in the vault", b.size, times, 50, None)
 
 
+def bench_web_huge_note(b: Bench, asked: list[Query]) -> Row:
+    """The page's search (GET /api/search as the page asks it, over HTTP) once the vault also
+    holds bench_huge_note's 50 MB note: each hit's snippet is checked for secrets against the
+    text around it in the index, never the whole note (it read and scanned the note, 7 s)."""
+    log(f"[{b.size}] the page's search with a 50 MB note x{len(asked)}")
+    server, base = web_bench.serve(mcp_bench.base_args(b.vault, b.index), b.errlog)
+    headers = {"Authorization": f"Bearer {web_bench.TOKEN}"}
+    times, with_it = [], 0
+    try:
+        for query in asked:
+            url = f"{base}/api/search?{urlencode({'q': query.text})}"
+            started = time.perf_counter()
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers)) as answer:
+                hits = json.load(answer)["results"]
+            times.append(time.perf_counter() - started)
+            with_it += any(hit["path"] == huge_note.HUGE_PATH for hit in hits)
+    finally:
+        server.terminate()
+        server.wait(timeout=120)
+    row = latency_row(
+        "web page: search API, a 50 MB note in the vault", b.size, times[3:], 200, None
+    )
+    row.note += f", the 50 MB note among the hits of {with_it}"
+    return row
+
+
 def bench_edit_race() -> Row:
     """A person's editor, two stdio servers and the CLI appending to one note for RACE_SECONDS
     (tests/edit_race.py); every acknowledged append must be in the note at the end."""
@@ -656,6 +684,7 @@ def bench_size(
         if size >= MIXED_FROM:
             rows += bench_mixed(b, asked, maker)
         rows.append(bench_huge_note(b, asked))
+        rows.append(bench_web_huge_note(b, asked))
     shutil.rmtree(work)
     return rows
 

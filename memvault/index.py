@@ -46,7 +46,7 @@ from .records import (
     Stats,
     Usage,
 )
-from .rows import NoteRows, link_key, note_rows, section_rowids
+from .rows import SECTION_CHARS, NoteRows, link_key, note_rows, section_rowids
 from .schema import (
     DERIVED_TABLES,
     LINK_INDEXES,
@@ -57,6 +57,7 @@ from .schema import (
     run_script,
     writable_index,
 )
+from .search import display_text, fts_text
 from .search_sql import (
     ARCHIVED,
     NOTE_OF_ROW,
@@ -72,6 +73,7 @@ from .search_sql import (
     admitted_sql,
     count_sql,
     filter_sql,
+    holding_sql,
     left_out_sql,
     matches_sql,
     page_held_sql,
@@ -104,8 +106,9 @@ APPENDS_KEPT = 2000
 APPEND_CHARS = 2000
 # A hit's relevance reads this many characters of its note at most (a few sections).
 RELEVANCE_CHARS = 200_000
-# A hit's relevance reads this many characters of its note at most (a few sections).
-RELEVANCE_CHARS = 200_000
+# A text a note holds in more places than this (a line repeated through a log) is shown around
+# its first few only.
+PASSAGES = 3
 # The notes a process's writes touched, kept until the semantic side asks (`touched_notes`): past
 # this many it looks at every note instead, which then costs less than reading these one by one.
 TOUCHED_KEPT = 2000
@@ -649,6 +652,36 @@ class Index:
         return [
             Match(int(r[0]), float(r[1]), "", section=int(r[2])) for r in self.query(*statement)
         ]
+
+    def passages(self, path: str, text: str, margin: int) -> list[str]:
+        """Up to PASSAGES places where `text` stands in the body of the note at `path`, each
+        with `margin` characters either side (at most a section's), as the index holds the
+        body: a few sections read, never the file."""
+        note = self.rowid(path)
+        if note is None:
+            return []
+        wanted = fts_text(text)
+        margin = min(margin, SECTION_CHARS)
+        first, last = section_rowids(note)
+        found: list[str] = []
+        for rowid, body in self.query(*holding_sql(note, wanted, PASSAGES)):
+            start = body.find(wanted)
+            while start >= 0 and len(found) < PASSAGES:
+                end = start + len(wanted)
+                before = body[max(start - margin, 0) : start]
+                after = body[end : end + margin]
+                if len(before) < margin and rowid > first:
+                    before = self._section(rowid - 1)[len(before) - margin :] + before
+                if len(after) < margin and rowid < last:
+                    after += self._section(rowid + 1)[: margin - len(after)]
+                found.append(display_text(before + body[start:end] + after))
+                start = body.find(wanted, start + 1)
+        return found
+
+    def _section(self, rowid: int) -> str:
+        """The body text of one FTS row (a section of a note); empty when there is none."""
+        rows = self.query(*shown_rows_sql([rowid]))
+        return str(rows[0]["body"]) if rows else ""
 
     def hits(self, page: list[Match], query: str) -> list[SearchHit]:
         """The page's matches with what the index knows of each note, and their relevance to

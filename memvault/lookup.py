@@ -14,7 +14,7 @@ from .document import Document
 from .errors import Invalid, NotFound
 from .index import Index
 from .model import Memory
-from .records import Filter, Recall, Snapshot, Suggestion
+from .records import Filter, Head, Recall, Snapshot, Suggestion
 from .store import VaultStore
 from .words import command
 
@@ -67,6 +67,12 @@ class Lookup:
         """A memory read fresh from its file, with its time as `read_for_edit` gives it."""
         memory, _doc = self._store.read(path)
         return self._known_time(memory)
+
+    def read_head(self, path: str, limit: int) -> Head:
+        """A memory read from at most `limit` bytes of its file (`VaultStore.read_head`, with
+        the index's record of the file), with its time as `read` gives it."""
+        memory, size = self._store.read_head(path, limit, self._index.file_state(path))
+        return Head(self._known_time(memory), size, size > limit)
 
     def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
         """A memory an edit starts from (see `VaultStore.read_for_edit`), with the `updated_at`

@@ -7,6 +7,7 @@ import re
 import time
 import unicodedata
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,7 +115,15 @@ def archived(folder: str) -> bool:
 def content_hash(text: str) -> str:
     """A file's fingerprint, to tell an edit from a touch; its first hex digits are the
     memory's version."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return content_digest([text.encode("utf-8")])
+
+
+def content_digest(pieces: Iterable[bytes]) -> str:
+    """`content_hash` of a file's bytes given piece by piece: a big file is never held whole."""
+    digest = hashlib.blake2b(digest_size=16)
+    for piece in pieces:
+        digest.update(piece)
+    return digest.hexdigest()
 
 
 def derived_id(path: str) -> str:
@@ -188,7 +197,7 @@ def check_size(size: int, limits: Limits) -> None:
     builds its result."""
     if size > limits.max_content:
         raise TooLarge(
-            f"content is {_human(size)}; the limit is {_human(limits.max_content)}. "
+            f"content is {human_size(size)}; the limit is {human_size(limits.max_content)}. "
             "Split it into several linked memories."
         )
 
@@ -354,7 +363,8 @@ def string_list(value: Any) -> list[str]:
     return [str(value)]
 
 
-def _human(size: int) -> str:
+def human_size(size: int) -> str:
+    """A size in bytes as a person reads it: "1 MiB", "3.5 KiB", "12 bytes"."""
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MiB".replace(".0 MiB", " MiB")
     if size >= 1024:

@@ -304,6 +304,16 @@ class Recall:
 
 
 @dataclass
+class Head:
+    """A memory read from the start of its file: the file's `size` in bytes, and whether the
+    memory's body is `cut` (the file is bigger than what was read)."""
+
+    memory: Memory
+    size: int
+    cut: bool
+
+
+@dataclass
 class Succession:
     """The memories one replaced (`supersedes`) and the one that replaced it (`superseded_by`):
     each link as written in its frontmatter, with the memory it names now (None if none)."""

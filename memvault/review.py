@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from . import clock
 from .config import ContextSettings
+from .model import Memory
 from .records import CheckReport, DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
 from .vault import VaultService
 
@@ -140,7 +141,7 @@ def graph(vault: VaultService, identifier: str | None, depth: int) -> Graph:
     as categories (sized by their memories) joined by how many links run between them."""
     if identifier is None:
         return _categories(vault)
-    start = vault.get(identifier)
+    start = _named(vault, identifier)
     nodes = {start.path: Node(start.id, start.title, start.category or "", 0, 0)}
     edges: dict[tuple[str, str], int] = {}
     frontier, capped = [start], False
@@ -164,10 +165,16 @@ def graph(vault: VaultService, identifier: str | None, depth: int) -> Graph:
                 if row.source in nodes and row.target in nodes and row.source != row.target:
                     key = (nodes[row.source].id, nodes[row.target].id)
                     edges[key] = edges.get(key, 0) + 1
-        frontier = [vault.get(path) for path in reached] if level < depth else []
+        frontier = [_named(vault, path) for path in reached] if level < depth else []
     for node in nodes.values():
         node.size = sum(1 for a, b in edges if node.id in (a, b))
     return Graph(list(nodes.values()), [(a, b, n) for (a, b), n in edges.items()], capped)
+
+
+def _named(vault: VaultService, identifier: str) -> Memory:
+    """A memory as the graph needs it (its names and path), read from at most the size a
+    write may store of its file: a hand-made note can be far bigger, and is never read whole."""
+    return vault.head(identifier, vault.limits.max_content).memory
 
 
 def _categories(vault: VaultService) -> Graph:

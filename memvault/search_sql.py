@@ -225,6 +225,18 @@ def sections_sql(note: int) -> Statement:
     )
 
 
+def holding_sql(note: int, text: str, most: int) -> Statement:
+    """The first `most` sections of note `note` (rowid and body, in order) whose body holds the
+    words of `text` one after another (FTS text: `search.fts_text`)."""
+    first, last = section_rowids(note)
+    phrase = '"' + text.replace('"', '""') + '"'
+    return (
+        "SELECT rowid, body FROM notes_fts WHERE notes_fts MATCH ? AND rowid BETWEEN ? AND ?"
+        " ORDER BY rowid LIMIT ?",
+        [f"body : {phrase}", first, last, most],
+    )
+
+
 def page_held_sql(group: str) -> Statement:
     """The notes of the scratch table that hold the word group `group`."""
     return f"SELECT DISTINCT rowid >> {SECTION_BITS} FROM page WHERE page MATCH ?", [group]

@@ -11,10 +11,13 @@ import stat as stat_mode
 import sys
 import threading
 import time
+from codecs import getincrementaldecoder
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
+from functools import partial
 from glob import escape as glob_escape
+from itertools import chain
 from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
@@ -37,6 +40,7 @@ from .errors import (
 from .model import (
     VAULT_README,
     Memory,
+    content_digest,
     content_hash,
     is_memory_path,
     memory_from,
@@ -54,6 +58,8 @@ LOCK_TIMEOUT = 30.0
 LOCK_POLL = 0.002
 TEMP_SUFFIX = ".memvault-tmp"
 LEFTOVER_AGE = 60.0
+# The rest of a file read only in part is hashed in pieces of this many bytes: never held whole.
+PIECE = 1 << 20
 # Why a symlink to a note of the vault is not indexed: it is that note (never reported).
 SAME_NOTE = "a link to a note of the vault"
 # A file an edit starts from is read until it is stable: at once when no other process has it
@@ -304,6 +310,28 @@ class VaultStore:
         an edit starts from `read_for_edit`)."""
         memory, doc, _read = _parsed(path, _snapshot(path, self.absolute(path), self._inside)[0])
         return memory, doc
+
+    def read_head(
+        self, path: str, limit: int, known: tuple[int, int, str] | None
+    ) -> tuple[Memory, int]:
+        """A memory read from the first `limit` bytes of its file, and the file's size: a bigger
+        file's body is cut there, so a huge hand-made note is shown without being read whole.
+        Its version is still the whole file's: the hash `known` records (size, mtime_ns, hash:
+        the index's) while the file keeps that size and mtime, else the rest hashed in pieces."""
+        with (
+            _read_errors(path),
+            os.fdopen(open_regular(str(self.absolute(path)), self._inside), "rb") as handle,
+        ):
+            head = handle.read(limit + 1)
+            status = os.fstat(handle.fileno())
+            if len(head) <= limit:
+                return _parsed(path, _snapshot_of(path, head, status.st_mtime_ns))[0], len(head)
+            if known is not None and known[:2] == (status.st_size, status.st_mtime_ns):
+                digest = known[2]
+            else:
+                digest = content_digest(chain([head], iter(partial(handle.read, PIECE), b"")))
+        doc = parse_document(_text(path, head[:limit], whole=False))
+        return memory_from(path, doc, status.st_mtime_ns, digest), status.st_size
 
     def read_if_readable(self, path: str) -> Memory | None:
         """The memory at `path`, or None when it went or cannot be read since it was indexed:
@@ -581,8 +609,13 @@ def _snapshot(
     """One read of a file with the stat of what was read; with `probe`, also whether another
     process has it open for writing (None: cannot tell)."""
     data, mtime_ns, writing = _read_bytes(path, full, inside, probe)
+    return _snapshot_of(path, data, mtime_ns), writing
+
+
+def _snapshot_of(path: str, data: bytes, mtime_ns: int) -> Snapshot:
+    """A file's bytes as the snapshot of it an edit or a read starts from."""
     text = _text(path, data)
-    return Snapshot(text, len(data), mtime_ns, content_hash(text)), writing
+    return Snapshot(text, len(data), mtime_ns, content_hash(text))
 
 
 def _read_bytes(
@@ -591,16 +624,11 @@ def _read_bytes(
     """A file's bytes and its mtime, and with `probe` whether another process has it open for
     writing (True too if it changed while read); NotFound or Unreadable with the reason (a
     regular file inside the vault `inside` only: regular_files)."""
-    try:
-        with os.fdopen(open_regular(str(full), inside), "rb") as handle:
-            before = os.fstat(handle.fileno())
-            data = handle.read()
-            writing = _open_for_writing(handle.fileno()) if probe else None
-            after = os.fstat(handle.fileno())
-    except FileNotFoundError as exc:
-        raise NotFound(f"no file {path!r} in the vault") from exc
-    except OSError as exc:
-        raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
+    with _read_errors(path), os.fdopen(open_regular(str(full), inside), "rb") as handle:
+        before = os.fstat(handle.fileno())
+        data = handle.read()
+        writing = _open_for_writing(handle.fileno()) if probe else None
+        after = os.fstat(handle.fileno())
     moved = (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns)
     if probe and (moved or len(data) != after.st_size):
         writing = True
@@ -623,10 +651,23 @@ def _open_for_writing(fd: int) -> bool | None:
     return False
 
 
-def _text(path: str, data: bytes) -> str:
-    """A file's bytes as text; Unreadable if they are not UTF-8."""
+@contextmanager
+def _read_errors(path: str) -> Iterator[None]:
+    """A failed read of a file as NotFound or Unreadable with the reason (regular_files says
+    why a file that is no regular file of the vault is not read)."""
     try:
-        return data.decode("utf-8")
+        yield
+    except FileNotFoundError as exc:
+        raise NotFound(f"no file {path!r} in the vault") from exc
+    except OSError as exc:
+        raise Unreadable(f"cannot read {path!r}: {exc.strerror}") from exc
+
+
+def _text(path: str, data: bytes, whole: bool = True) -> str:
+    """A file's bytes as text (unless `whole`, only its first bytes: a character they cut in
+    two is left out); Unreadable if they are not UTF-8."""
+    try:
+        return data.decode("utf-8") if whole else getincrementaldecoder("utf-8")().decode(data)
     except UnicodeDecodeError as exc:
         raise Unreadable(f"{path!r} is not UTF-8 text") from exc
 

@@ -60,6 +60,7 @@ from .records import (
     Deleted,
     DuplicatePair,
     Filter,
+    Head,
     LinkChange,
     LinkRow,
     Maintenance,
@@ -244,6 +245,18 @@ class VaultService:
     def get(self, identifier: str) -> Memory:
         """The memory an identifier names exactly, read fresh from its file."""
         return self._lookup.read(self.locate(identifier))
+
+    def head(self, identifier: str, limit: int) -> Head:
+        """The memory an identifier names exactly, read from at most `limit` bytes of its file:
+        a hand-made note too big to show whole comes with its body cut there (`Head.cut`),
+        never read whole."""
+        return self._lookup.read_head(self.locate(identifier), limit)
+
+    def passages(self, path: str, text: str, margin: int) -> list[str]:
+        """The places `text` stands in the body of the memory at `path`, each with `margin`
+        characters either side, as the index holds the body: what surrounds a search hit's
+        snippet, without reading its file (`Index.passages`)."""
+        return self._index.passages(path, text, margin)
 
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely

@@ -1,6 +1,7 @@
 """The web page's JSON API over VaultService: parse the request, call the service, answer
-JSON. A service error is one line with the HTTP status that fits it; every answer passes the
-secret mask (web_secrets.py)."""
+JSON. A service error is one line with the HTTP status that fits it. Every answer passes the
+secret mask (web_secrets.py), and a memory is shown from at most the size a write may store of
+its file (a hand-made note can be far bigger), so no request reads or scans a big note whole."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from starlette.routing import Route
 
 from ..errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
 from ..markdown import BodyEdit
-from ..model import Memory
+from ..model import Memory, human_size
 from ..output import LinkEnd
 from ..properties import properties_of, where_pairs
 from ..records import Filter, SearchHit, SearchMode
@@ -25,7 +26,16 @@ from ..review import graph, overview, review
 from ..vault import VaultService
 from .attribution import page_person
 from .common import one_line
-from .web_secrets import Mask, masked_snippet, refuse_marker_over_secret, secrets_shown_masked
+from .web_secrets import (
+    MARGIN,
+    Mask,
+    anchor,
+    core,
+    masked_snippet,
+    refuse_marker_over_secret,
+    secrets_shown_masked,
+    unmarked,
+)
 
 MODES = get_args(SearchMode)
 # The fields of a write that name a memory: the page may send a handle there (web_secrets).
@@ -64,17 +74,28 @@ def plain(value: Any) -> Any:
     return value
 
 
-def memory_json(memory: Memory) -> dict[str, Any]:
-    """A memory with its category, its Obsidian properties, who wrote and changed it, and
-    which secrets the page shows masked in it (None when it holds none)."""
+def memory_json(memory: Memory, shown: int, cut: bool = False) -> dict[str, Any]:
+    """A memory with its category, its Obsidian properties, who wrote and changed it, which
+    secrets the page shows masked in it (None when it holds none), and its body within `shown`
+    characters: `cut` says so when the page has only the start of it (a hand-made note of any
+    size: read so, or cut here), and the page cannot save it then."""
     data = dataclasses.asdict(memory)
     data.pop("metadata")
+    body = memory.body[:shown]
+    cut = cut or len(memory.body) > shown
+    data["body"] = body
     data["category"] = memory.category
     data["properties"] = properties_of(memory.metadata)
     for key in ("created_by", "updated_by"):
         value = memory.metadata.get(key)
         data[key] = None if value in (None, "") else str(value)
-    data["secrets"] = secrets_shown_masked(memory)
+    data["secrets"] = secrets_shown_masked(memory, body)
+    data["cut"] = (
+        f"the page shows the first {human_size(shown)} of this note; read or edit the rest in "
+        f"its file, {memory.path}"
+        if cut
+        else None
+    )
     return data
 
 
@@ -147,6 +168,9 @@ class WebApi:
     def __init__(self, vault: VaultService):
         self.vault = vault
         self.mask = Mask()
+        # The most of a memory's file the page shows and scans for secrets: what a write may
+        # store, so every memory the page can edit is shown whole.
+        self.shown = vault.limits.max_content
 
     def routes(self) -> list[Route]:
         """GET routes for the reads, POST routes (JSON bodies) for the writes."""
@@ -235,25 +259,30 @@ class WebApi:
         return {"total": page.total, "results": hits, "listed": False}
 
     def snippet(self, hit: SearchHit) -> str:
-        """A hit's snippet with its secrets masked, checked against the texts it was cut from,
-        its body and its title (nothing when the memory is gone meanwhile: its secrets cannot
-        be checked)."""
-        try:
-            body = self.vault.get(hit.path).body
-        except NotFound:
+        """A hit's snippet with its secrets masked, checked against the text it was cut from:
+        its title, or the places of its body the index holds it, never the whole file (nothing
+        when neither holds it any more: its secrets cannot be checked)."""
+        plain, _marks = unmarked(hit.snippet)
+        start, end = core(plain)
+        if start == end:
             return ""
-        return masked_snippet(hit.snippet, [body, hit.title])
+        around = self.vault.passages(hit.path, anchor(hit.snippet), MARGIN)
+        if plain[start:end] in hit.title:
+            around.append(hit.title)
+        return masked_snippet(hit.snippet, around) if around else ""
 
     def memory(self, params: QueryParams) -> dict[str, Any]:
-        """One memory, read fresh, with its links both ways and its usage."""
+        """One memory, read fresh from at most the size the page shows of its file, with its
+        links both ways and its usage."""
         identifier = params.get("id", "")
         if not identifier:
             raise Failed(400, "id is required")
-        memory = self.vault.get(identifier)
+        head = self.vault.head(identifier, self.shown)
+        memory = head.memory
         usage = self.vault.usage().get(memory.id)
         succession = self.vault.succession(memory)
         return {
-            "memory": memory_json(memory),
+            "memory": memory_json(memory, self.shown, head.cut),
             "supersedes": [LinkEnd.named(raw, m).model_dump() for raw, m in succession.supersedes],
             "superseded_by": [
                 LinkEnd.named(raw, m).model_dump() for raw, m in succession.superseded_by
@@ -298,7 +327,15 @@ class WebApi:
             isinstance(tags, list) and all(isinstance(t, str) for t in tags)
         ):
             raise Failed(400, "tags must be a list of texts")
-        refuse_marker_over_secret(self.vault.get(identifier), data.get("title"), content)
+        head = self.vault.head(identifier, self.shown)
+        if head.cut:
+            raise Failed(
+                400,
+                f"not saved: {head.memory.path} is bigger than the page shows "
+                f"({human_size(head.size)}; the page has its first {human_size(self.shown)}), "
+                "and saving would drop the rest: edit it in its file",
+            )
+        refuse_marker_over_secret(head.memory, data.get("title"), content)
         try:
             memory = self.vault.update(
                 identifier,
@@ -311,16 +348,24 @@ class WebApi:
         except Conflict as exc:
             if isinstance(exc, Duplicate):
                 raise
-            return {"conflict": one_line(exc), "memory": memory_json(self.vault.get(identifier))}
-        return {"memory": memory_json(memory)}
+            now = self.vault.head(identifier, self.shown)
+            return {
+                "conflict": one_line(exc),
+                "memory": memory_json(now.memory, self.shown, now.cut),
+            }
+        return {"memory": memory_json(memory, self.shown)}
 
     def verify(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Mark a memory as reviewed now."""
-        return {"memory": memory_json(self.vault.verify(text(data, "id"), agent=person))}
+        return {
+            "memory": memory_json(self.vault.verify(text(data, "id"), agent=person), self.shown)
+        }
 
     def archive(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Move a memory into the archive (out of searches; links follow it)."""
-        return {"memory": memory_json(self.vault.archive(text(data, "id"), agent=person))}
+        return {
+            "memory": memory_json(self.vault.archive(text(data, "id"), agent=person), self.shown)
+        }
 
     def delete(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Delete a memory and every link to it (the page asked the person first)."""
@@ -340,4 +385,4 @@ class WebApi:
     def merge(self, data: dict[str, Any], person: str) -> dict[str, Any]:
         """Fold the memory `other` into `keep` (near duplicates)."""
         merged = self.vault.merge(text(data, "keep"), text(data, "other"), agent=person)
-        return {"memory": memory_json(merged)}
+        return {"memory": memory_json(merged, self.shown)}

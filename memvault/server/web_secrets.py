@@ -23,6 +23,11 @@ MARK = "**"
 ELLIPSIS = "…"
 # A word of a snippet shorter than this is too common to take for a piece of a secret.
 FRAGMENT = 4
+# A snippet is checked against the secrets of this many characters of its memory either side
+# of it: room for a private key's block before the line a snippet shows of it.
+MARGIN = 8192
+# The longest text of a snippet its memory is asked where it holds it.
+ANCHOR = 200
 # Keys whose text names a memory (or a graph's node) the page opens or changes by it.
 NAMES = frozenset({"id", "edges"})
 # Keys whose text is a link to a memory as its frontmatter writes it (`[[name]]`).
@@ -33,6 +38,7 @@ _LINK = re.compile(r"\[\[([^\[\]|#]+)([^\[\]]*)\]\]")
 # brackets and the marks of an assignment (`key=`, `key:`, `user@`).
 _WORD = re.compile(r"[^\s=:\"'`,;()\[\]{}<>|@…*]+")
 _SENTENCE = ".!?"
+_TEXT = re.compile(r"[^\W_]")
 
 
 @dataclass(frozen=True)
@@ -101,9 +107,9 @@ class Mask:
 def masked_snippet(snippet: str, around: list[str]) -> str:
     """A search snippet with its secrets masked before its highlight marks go back (a mark must
     not split a token the rules would see whole, `**ghp**_...`). `around` holds the texts it
-    was cut from: a secret whose context the cut left out is found there with it, and masked
-    where the snippet shows it; so is every word of the snippet that is a piece of one of
-    those secrets."""
+    was cut from, each with MARGIN characters either side: a secret whose context the cut
+    left out is found there with it, and masked where the snippet shows it; so is every word
+    of the snippet that is a piece of one of those secrets."""
     plain, marks = unmarked(snippet)
     spans = [Span(s.start, s.end, s.kind) for s in find_secrets(plain)]
     held: list[tuple[str, str]] = []
@@ -125,22 +131,33 @@ def unmarked(snippet: str) -> tuple[str, list[int]]:
     return "".join(parts), places
 
 
-def _core(plain: str) -> tuple[int, int]:
+def core(plain: str) -> tuple[int, int]:
     """Where a snippet's own text lies in it: without the ellipses that say it was cut."""
     start = len(plain) - len(plain.lstrip(ELLIPSIS + " \n\t"))
     return start, max(start, len(plain.rstrip(ELLIPSIS + " \n\t")))
 
 
-def secrets_shown_masked(memory: Memory) -> str | None:
-    """Which secrets the page shows masked in this memory ("JWT on line 3"), or None."""
-    found = find_secrets(memory.body) + find_secrets(memory.title)
+def anchor(snippet: str) -> str:
+    """The longest run of a snippet between its marks and ellipses (a text its memory holds as
+    it is), cut at a blank within ANCHOR characters: what the index is asked to find."""
+    runs = [run.strip() for run in re.split(r"\*\*|…", snippet) if _TEXT.search(run)]
+    longest = max(runs, key=len, default="")
+    if len(longest) > ANCHOR:
+        longest = longest[:ANCHOR].rsplit(maxsplit=1)[0]
+    return longest
+
+
+def secrets_shown_masked(memory: Memory, body: str) -> str | None:
+    """Which secrets the page shows masked in this memory's title and the `body` it shows of
+    it ("JWT on line 3"), or None."""
+    found = find_secrets(body) + find_secrets(memory.title)
     return described(found) if found else None
 
 
 def refuse_marker_over_secret(memory: Memory, title: str | None, content: str) -> None:
     """Invalid when a save keeps a `[redacted: ...]` marker the page showed in place of a
     secret the memory holds: saving it would overwrite the secret with the marker."""
-    held = secrets_shown_masked(memory)
+    held = secrets_shown_masked(memory, memory.body)
     if held and MARKER in f"{title or ''}\n{content}":
         raise Invalid(
             f"not saved: this memory holds a secret ({held}) the page shows as [redacted: ...] "
@@ -159,7 +176,7 @@ def _role(key: str) -> str:
 def _placed(plain: str, text: str, found: list[Secret]) -> list[Span]:
     """The parts of a snippet's text where it shows the secrets found in `text`, a text it was
     cut from (each place `text` holds the snippet's own text)."""
-    start, end = _core(plain)
+    start, end = core(plain)
     shown = plain[start:end]
     spans = []
     at = text.find(shown) if shown else -1
