@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from memvault.config import Settings
@@ -16,6 +15,7 @@ from memvault.vault import VaultService
 
 from .mcp_helpers import http_server, stdio_session, structured
 from .test_cli import run
+from .test_web_api import TOKEN, signed_in
 
 pytestmark = pytest.mark.anyio
 
@@ -99,10 +99,9 @@ def test_every_command_that_changes_a_file_records_the_agent(vault_dir: Path) ->
 def test_the_web_page_s_writes_record_web_or_the_person_a_proxy_names(vault_dir: Path) -> None:
     ids = seeded(vault_dir)
     with (
-        http_server(vault_dir, "--token", "t0ken") as (url, _process),
-        httpx2.Client(base_url=url.removesuffix("/mcp"), timeout=30) as client,
+        http_server(vault_dir, "--token", TOKEN) as (url, _process),
+        signed_in(url.removesuffix("/mcp")) as client,
     ):
-        client.get("/", params={"token": "t0ken"})
         page = {"Origin": str(client.base_url).rstrip("/"), "X-Memvault": "1"}
 
         def post(path: str, data: dict[str, str], **headers: str) -> None:
