@@ -340,22 +340,17 @@ def _restore_kept(db: sqlite3.Connection, found: dict[str, str]) -> None:
 
 def _recall_done(db: sqlite3.Connection, found: dict[str, str], shape: _Shape) -> int:
     """An index that lost its record of migrations (dropped by hand, or copied without it):
-    the last migration whose every table and index is here as this version makes it is
-    recorded as done, with all before it, since running them again would empty the chunk maps
-    (migration 4) and a reindex then drop every vector. Returns that number; 0 for a new index
+    the migrations up to the first whose tables and indexes are not all here as this version
+    makes them are recorded as done, since running them again would empty the chunk maps
+    (migration 4) and a reindex then drop every vector; that first one and those after it run
+    again (they only make what is missing). Returns the last number recorded; 0 for a new index
     (nothing recorded)."""
-    last = max(
-        (
-            number
-            for number in set(shape.made_by.values())
-            if all(
-                found.get(name) == shape.objects[name]
-                for name, made_by in shape.made_by.items()
-                if made_by == number
-            )
-        ),
-        default=0,
-    )
+    last = 0
+    for number in sorted(set(shape.made_by.values()).difference({0})):  # 0: this very table
+        made = [name for name, made_by in shape.made_by.items() if made_by == number]
+        if any(found.get(name) != shape.objects[name] for name in made):
+            break
+        last = number
     if last:
         log.warning(
             "the index lacks its record of migrations; %d found done by what it holds", last
