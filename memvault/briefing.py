@@ -11,14 +11,14 @@ import math
 import re
 from collections.abc import Sequence
 
-from . import clock
-from .config import ContextSettings
-from .errors import MemvaultError
-from .markdown import first_line
-from .records import Briefing, BriefingItem, Filter, NoteRow
-from .secret_scan import redacted
-from .text import by
-from .vault import VaultService
+from memvault import clock
+from memvault.config import ContextSettings
+from memvault.errors import MemvaultError
+from memvault.markdown import first_line
+from memvault.records import Briefing, BriefingItem, Filter, NoteRow
+from memvault.secret_scan import redacted
+from memvault.text import by
+from memvault.vault import VaultService
 
 CHARS_PER_TOKEN = 4
 MAX_ITEMS = 40

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from . import clock
-from .errors import MemvaultError
-from .index import APPEND_DAYS, Index
-from .links import LinkService
-from .model import new_id
-from .records import (
+from memvault import clock
+from memvault.errors import MemvaultError
+from memvault.index import APPEND_DAYS, Index
+from memvault.links import LinkService
+from memvault.model import new_id
+from memvault.records import (
     AmbiguousLink,
     CheckReport,
     DuplicateId,
@@ -21,9 +21,9 @@ from .records import (
     Malformed,
     Skipped,
 )
-from .secret_scan import find_secrets
-from .store import VaultStore
-from .writer import Writer
+from memvault.secret_scan import find_secrets
+from memvault.store import VaultStore
+from memvault.writer import Writer
 
 
 def find_problems(

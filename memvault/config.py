@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .model import Limits
-from .policies import Policies
+from memvault.model import Limits
+from memvault.policies import Policies
 
 DEFAULT_VAULT = Path("memories")
 # memvault's own folder inside the vault (index, lock, journal); a dot-folder Obsidian ignores.

@@ -7,11 +7,11 @@ vault of 10k notes costs a few thousand small queries, not fifty million compari
 
 from __future__ import annotations
 
-from . import similar
-from .index import Index
-from .records import DuplicatePair
-from .search_sql import ARCHIVED
-from .store import VaultStore
+from memvault import similar
+from memvault.index import Index
+from memvault.records import DuplicatePair
+from memvault.search_sql import ARCHIVED
+from memvault.store import VaultStore
 
 # Two texts at least this alike (0..1) are shown as a pair; writes refuse NEAR_IDENTICAL.
 NEAR_DUPLICATE = 0.7

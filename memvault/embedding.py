@@ -24,9 +24,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import model_cache
-from .chunks import RECIPE, Measure
-from .errors import MemvaultError
+from memvault import model_cache
+from memvault.chunks import RECIPE, Measure
+from memvault.errors import MemvaultError
 
 if TYPE_CHECKING:
     import numpy as np

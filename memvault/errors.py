@@ -1,6 +1,6 @@
 """The error hierarchy: services raise these; the faces turn them into tool errors or CLI lines."""
 
-from .words import Face, Message, said
+from memvault.words import Face, Message, said
 
 
 class MemvaultError(Exception):

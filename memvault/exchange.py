@@ -7,12 +7,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from typing import Any
 
-from .errors import Invalid, MemvaultError
-from .model import Memory, path_problem
-from .output import LinkEnd, MemoryOut, distinct_targets
-from .records import Filter, ImportReport, Recall, Usage
-from .secret_scan import SecretPolicy
-from .vault import VaultService
+from memvault.errors import Invalid, MemvaultError
+from memvault.model import Memory, path_problem
+from memvault.output import LinkEnd, MemoryOut, distinct_targets
+from memvault.records import Filter, ImportReport, Recall, Usage
+from memvault.secret_scan import SecretPolicy
+from memvault.vault import VaultService
 
 FORMAT = "memvault-export/1"
 # read_mem's fields that say how a read went, not what the memory is: not exported.

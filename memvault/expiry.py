@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from . import clock
-from .errors import Invalid
-from .model import ARCHIVE
-from .words import param
+from memvault import clock
+from memvault.errors import Invalid
+from memvault.model import ARCHIVE
+from memvault.words import param
 
 # The longest ttl_days: a hundred years (a date past year 9999 cannot be written at all).
 MAX_TTL_DAYS = 36_525

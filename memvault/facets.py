@@ -21,7 +21,7 @@ import string
 from collections.abc import Iterable
 from functools import lru_cache
 
-from .model import archived, category_spellings
+from memvault.model import archived, category_spellings
 
 COLUMN = "facets"
 MARK = "\ue000"

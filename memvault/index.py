@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import clock, resolution
-from .config import QUERY_TIMEOUT
-from .document import parse_document
-from .errors import TooSlow
-from .facets import scopes_term
-from .markdown import Link
-from .model import VERSION_LENGTH, Memory, content_hash, memory_from
-from .ranking import relevance
-from .records import (
+from memvault import clock, resolution
+from memvault.config import QUERY_TIMEOUT
+from memvault.document import parse_document
+from memvault.errors import TooSlow
+from memvault.facets import scopes_term
+from memvault.markdown import Link
+from memvault.model import VERSION_LENGTH, Memory, content_hash, memory_from
+from memvault.ranking import relevance
+from memvault.records import (
     FileInfo,
     Filter,
     LinkRow,
@@ -46,8 +46,8 @@ from .records import (
     Stats,
     Usage,
 )
-from .rows import SECTION_CHARS, NoteRows, link_key, note_rows, section_rowids
-from .schema import (
+from memvault.rows import SECTION_CHARS, NoteRows, link_key, note_rows, section_rowids
+from memvault.schema import (
     DERIVED_TABLES,
     LINK_INDEXES,
     NOTE_INDEXES,
@@ -57,8 +57,8 @@ from .schema import (
     run_script,
     writable_index,
 )
-from .search import display_text, fts_text
-from .search_sql import (
+from memvault.search import display_text, fts_text
+from memvault.search_sql import (
     ARCHIVED,
     NOTE_OF_ROW,
     PAGE_EMPTIED,
@@ -85,7 +85,7 @@ from .search_sql import (
     snippet_text,
     word_groups,
 )
-from .tally import Tally, Uses, merged
+from memvault.tally import Tally, Uses, merged
 
 log = logging.getLogger(__name__)
 

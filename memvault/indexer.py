@@ -17,15 +17,15 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import workers
-from .document import parse_document
-from .errors import MemvaultError
-from .index import Index
-from .model import content_hash, memory_from
-from .records import FileInfo, Progress, RebuildSummary, Skipped, SyncSummary
-from .regular_files import NotRegular, read_regular
-from .rows import NoteRows, note_rows, with_known_time
-from .store import VaultStore
+from memvault import workers
+from memvault.document import parse_document
+from memvault.errors import MemvaultError
+from memvault.index import Index
+from memvault.model import content_hash, memory_from
+from memvault.records import FileInfo, Progress, RebuildSummary, Skipped, SyncSummary
+from memvault.regular_files import NotRegular, read_regular
+from memvault.rows import NoteRows, note_rows, with_known_time
+from memvault.store import VaultStore
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .store import atomic_write, write_errors
+from memvault.store import atomic_write, write_errors
 
 log = logging.getLogger(__name__)
 

@@ -15,11 +15,11 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Any
 
-from . import indexer
-from .errors import Invalid
-from .index import Index
-from .journal import Journal
-from .markdown import (
+from memvault import indexer
+from memvault.errors import Invalid
+from memvault.index import Index
+from memvault.journal import Journal
+from memvault.markdown import (
     Link,
     add_related,
     related_links,
@@ -28,12 +28,12 @@ from .markdown import (
     unlink_inline,
     wikilink,
 )
-from .model import Memory
-from .records import LinkChange
-from .relink import Renamed, moved, retitled, shows_old_title
-from .rows import link_key, link_keys
-from .store import VaultStore
-from .writer import Rewrite, Writer
+from memvault.model import Memory
+from memvault.records import LinkChange
+from memvault.relink import Renamed, moved, retitled, shows_old_title
+from memvault.rows import link_key, link_keys
+from memvault.store import VaultStore
+from memvault.writer import Rewrite, Writer
 
 
 class LinkService:

@@ -17,8 +17,8 @@ import signal
 import socket
 import threading
 
-from .errors import Invalid, MemvaultError
-from .parent import end_with_parent
+from memvault.errors import Invalid, MemvaultError
+from memvault.parent import end_with_parent
 
 log = logging.getLogger(__name__)
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import similar
-from .document import Document
-from .errors import Invalid, NotFound
-from .index import Index
-from .model import Memory
-from .records import Filter, Head, Recall, Snapshot, Suggestion
-from .store import VaultStore
-from .words import command
+from memvault import similar
+from memvault.document import Document
+from memvault.errors import Invalid, NotFound
+from memvault.index import Index
+from memvault.model import Memory
+from memvault.records import Filter, Head, Recall, Snapshot, Suggestion
+from memvault.store import VaultStore
+from memvault.words import command
 
 SUGGESTIONS = 5
 # Every memory: a read finds archived and superseded ones too.

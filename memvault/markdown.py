@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Literal
 from urllib.parse import quote, unquote
 
-from .words import WordedValueError, param
+from memvault.words import WordedValueError, param
 
 LinkKind = Literal["wiki", "markdown"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from slugify import slugify
 
-from .document import Document
-from .errors import Invalid, TooLarge
-from .markdown import headings
+from memvault.document import Document
+from memvault.errors import Invalid, TooLarge
+from memvault.markdown import headings
 
 OWNED_KEYS = (
     "id",

@@ -76,7 +76,7 @@ def _build(source: Path, target: Path) -> None:
     import onnxruntime
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from .bert_graph import fused
+    from memvault.bert_graph import fused
 
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as scratch:
         folded, rebuilt = Path(scratch) / "folded.onnx", Path(scratch) / "fused.onnx"

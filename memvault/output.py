@@ -16,10 +16,10 @@ from pydantic import BaseModel, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from . import clock
-from .model import Memory
-from .properties import properties_of
-from .records import (
+from memvault import clock
+from memvault.model import Memory
+from memvault.properties import properties_of
+from memvault.records import (
     Briefing,
     BriefingItem,
     Deleted,
@@ -37,7 +37,7 @@ from .records import (
     Stats,
     Succession,
 )
-from .text import ReadFormat, plain_text, reviewed
+from memvault.text import ReadFormat, plain_text, reviewed
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import Invalid
+from memvault.errors import Invalid
 
 POLICY_FILE = "policies.toml"
 

@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .document import REMOVE
-from .errors import Invalid, TooLarge
-from .model import OWNED_KEYS, stem_of, string_list
+from memvault.document import REMOVE
+from memvault.errors import Invalid, TooLarge
+from memvault.model import OWNED_KEYS, stem_of, string_list
 
 # Who wrote a memory, and who changed it last (the MCP client's name, --agent, the CLI's user).
 ATTRIBUTION = ("created_by", "updated_by")

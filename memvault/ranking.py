@@ -15,7 +15,7 @@ The relevance never reorders a search: hits stay in their ranking's order.
 
 from __future__ import annotations
 
-from .records import SearchHit
+from memvault.records import SearchHit
 
 # Two neighbouring hits are near-tied when the lower one's score is within this share of the
 # best score of their run (see prefer_recent) and they have the same relevance.

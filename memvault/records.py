@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from .model import Memory
+from memvault.model import Memory
 
 
 class FileInfo(NamedTuple):

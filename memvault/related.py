@@ -6,15 +6,15 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from .embedding import Unavailable
-from .index import Index, Match
-from .model import Memory
-from .records import Filter, Related, SearchHit
-from .semantic import Semantic
-from .similar import key_words
+from memvault.embedding import Unavailable
+from memvault.index import Index, Match
+from memvault.model import Memory
+from memvault.records import Filter, Related, SearchHit
+from memvault.semantic import Semantic
+from memvault.similar import key_words
 
 if TYPE_CHECKING:
-    from .vectors import Near
+    from memvault.vectors import Near
 
 # A new memory whose first chunk is at least this close (cosine) to an existing note's first
 # chunk says the same thing in other words: measured on benchmarks/quality/duplicates.json

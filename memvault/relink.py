@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .markdown import Link, format_link, masked, safe_link_text
+from memvault.markdown import Link, format_link, masked, safe_link_text
 
 _WIKILINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
 _CELL_BAR = re.compile(r"(?<!\\)\|")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from .markdown import Link
-from .model import Memory, folder_of
-from .rows import link_key, link_values
+from memvault.markdown import Link
+from memvault.model import Memory, folder_of
+from memvault.rows import link_key, link_values
 
 # (SQLite rejects a correlated ORDER BY here, hence the COALESCE of two lookups. The key
 # indexes go on with folder and path, so the nearest-first lookup is one seek, not a walk of

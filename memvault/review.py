@@ -8,11 +8,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from . import clock
-from .config import ContextSettings
-from .model import Memory
-from .records import CheckReport, DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
-from .vault import VaultService
+from memvault import clock
+from memvault.config import ContextSettings
+from memvault.model import Memory
+from memvault.records import CheckReport, DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
+from memvault.vault import VaultService
 
 # Each queue shows at most this many memories (its count says how many there are).
 SHOWN = 100

@@ -7,11 +7,11 @@ import json
 import posixpath
 from dataclasses import dataclass, replace
 
-from .facets import note_facets
-from .markdown import Link, find_links, find_tags, related_links
-from .model import Memory, folder_of
-from .properties import indexed_pairs
-from .search import fts_text
+from memvault.facets import note_facets
+from memvault.markdown import Link, find_links, find_tags, related_links
+from memvault.model import Memory, folder_of
+from memvault.properties import indexed_pairs
+from memvault.search import fts_text
 
 # One encoder for every note: json.dumps with options builds a new one per call.
 _json_list = json.JSONEncoder(ensure_ascii=False).encode

@@ -17,8 +17,8 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Unreadable
-from .search import TOKENIZE
+from memvault.errors import Unreadable
+from memvault.search import TOKENIZE
 
 log = logging.getLogger(__name__)
 

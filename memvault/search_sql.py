@@ -11,11 +11,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .facets import filter_terms
-from .model import ARCHIVE, category_spellings
-from .records import Filter
-from .rows import SECTION_BITS, section_rowids
-from .search import TOKENIZE, display_text, parse_query
+from memvault.facets import filter_terms
+from memvault.model import ARCHIVE, category_spellings
+from memvault.records import Filter
+from memvault.rows import SECTION_BITS, section_rowids
+from memvault.search import TOKENIZE, display_text, parse_query
 
 # bm25 weights for (title, aliases, tags, body, facets): a title match outranks a body match;
 # facets (filters, see facets.py) never count.

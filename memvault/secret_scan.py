@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .errors import Invalid
-from .markdown import BodyEdit
-from .words import Part, Term, param
+from memvault.errors import Invalid
+from memvault.markdown import BodyEdit
+from memvault.words import Part, Term, param
 
 # What a write does with a secret it finds: refuse it (the default), or store it redacted.
 SecretPolicy = Literal["refuse", "redact"]

@@ -21,20 +21,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import stale_vectors, workers
-from .chunks import Chunk, chunks
-from .document import split_document
-from .embedding import BATCH, Embedder, ModelSpec, Unavailable, embed_passages, find_model
-from .errors import MemvaultError
-from .index import TOUCHED_KEPT, Index
-from .records import Progress, SemanticStatus
-from .store import VaultStore
+from memvault import stale_vectors, workers
+from memvault.chunks import Chunk, chunks
+from memvault.document import split_document
+from memvault.embedding import BATCH, Embedder, ModelSpec, Unavailable, embed_passages, find_model
+from memvault.errors import MemvaultError
+from memvault.index import TOUCHED_KEPT, Index
+from memvault.records import Progress, SemanticStatus
+from memvault.store import VaultStore
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .vector_store import ChunkRow, VectorStore
-    from .vectors import Near, Vectors, VectorTable
+    from memvault.vector_store import ChunkRow, VectorStore
+    from memvault.vectors import Near, Vectors, VectorTable
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ class Semantic:
         """A memory not yet written, by its first chunk embedded as the notes' chunks are (one
         short text, one run of the model); the vector is kept (FRESH) for the memory's own
         embedding once it is written."""
-        from .vector_store import as_stored
+        from memvault.vector_store import as_stored
 
         embedder, _store, _table = self._ready()
         first = chunks(title, body, embedder.measure, limit=1)[0]
@@ -387,7 +387,7 @@ class Semantic:
     @cached_property
     def _vector_store(self) -> VectorStore:
         """The index's tables of chunks and vectors for this model."""
-        from .vector_store import VectorStore
+        from memvault.vector_store import VectorStore
 
         if self.spec is None:
             raise Unavailable(self.reason)
@@ -400,7 +400,7 @@ class Semantic:
             raise Unavailable(self.reason)
         with self._lock:
             if self._loaded is None:
-                from .vectors import ROOM, VectorTable
+                from memvault.vectors import ROOM, VectorTable
 
                 embedder, store = self._embedder, self._vector_store
                 table = VectorTable(embedder.dimensions, split=workers.parallelism() > 1)
@@ -457,7 +457,7 @@ class Semantic:
     ) -> int:
         """Save a batch's vectors (those it found and those made for it), and publish them to
         the vectors in memory when this process holds them."""
-        from .vector_store import as_stored
+        from memvault.vector_store import as_stored
 
         made_for = dict(zip(_missing(batch), as_stored(made), strict=True))
         for pending in batch:
@@ -517,7 +517,7 @@ def _missing(batch: list[_Pending]) -> dict[bytes, str]:
 
 
 def _row(seq: int, piece: Chunk) -> ChunkRow:
-    from .vector_store import ChunkRow
+    from memvault.vector_store import ChunkRow
 
     digest = hashlib.blake2b(piece.text.encode("utf-8"), digest_size=16).digest()
     return ChunkRow(seq, digest, piece.start, piece.end)

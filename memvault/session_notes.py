@@ -6,13 +6,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import clock
-from .errors import Invalid, NotFound
-from .markdown import find_links
-from .model import Memory
-from .records import SessionNotes
-from .secret_scan import SecretPolicy, screened, screened_fields
-from .vault import VaultService
+from memvault import clock
+from memvault.errors import Invalid, NotFound
+from memvault.markdown import find_links
+from memvault.model import Memory
+from memvault.records import SessionNotes
+from memvault.secret_scan import SecretPolicy, screened, screened_fields
+from memvault.vault import VaultService
 
 SESSION_CATEGORY = "session"
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")

@@ -8,7 +8,7 @@ import re
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
-from .search import STOPWORDS
+from memvault.search import STOPWORDS
 
 # Fuzzy recall's scale (names only): exact 1.0; the same words in any order, or with other
 # punctuation, 0.95; then, as words typed are found in the name (a typo costs a share of its word)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from .chunks import RECIPE
-from .embedding import default_fingerprint, retired
-from .index import Index
+from memvault.chunks import RECIPE
+from memvault.embedding import default_fingerprint, retired
+from memvault.index import Index
 
 # A prune that frees more chunks than this looks up every vector's text rather than the
 # freed ones (and stays under SQLite's limit of parameters).

@@ -25,9 +25,9 @@ from filelock import FileLock, Timeout
 if sys.platform == "linux":
     import fcntl
 
-from .config import STATE_DIR
-from .document import Document, parse_document, render_document
-from .errors import (
+from memvault.config import STATE_DIR
+from memvault.document import Document, parse_document, render_document
+from memvault.errors import (
     Changed,
     Conflict,
     Invalid,
@@ -37,7 +37,7 @@ from .errors import (
     Unreadable,
     Unwritable,
 )
-from .model import (
+from memvault.model import (
     VAULT_README,
     Memory,
     content_digest,
@@ -46,8 +46,8 @@ from .model import (
     memory_from,
     path_problem,
 )
-from .records import FileInfo, Skipped, Snapshot
-from .regular_files import kind_problem, open_regular
+from memvault.records import FileInfo, Skipped, Snapshot
+from memvault.regular_files import kind_problem, open_regular
 
 log = logging.getLogger(__name__)
 

@@ -13,15 +13,15 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from . import clock
-from .document import Document
-from .errors import Invalid
-from .index import Index
-from .model import Memory, string_list
-from .properties import SUCCESSION, link_target, property_link, relinked
-from .records import Succession
-from .store import VaultStore
-from .writer import Writer, retrying
+from memvault import clock
+from memvault.document import Document
+from memvault.errors import Invalid
+from memvault.index import Index
+from memvault.model import Memory, string_list
+from memvault.properties import SUCCESSION, link_target, property_link, relinked
+from memvault.records import Succession
+from memvault.store import VaultStore
+from memvault.writer import Writer, retrying
 
 log = logging.getLogger(__name__)
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from . import clock
-from .markdown import to_plain
-from .model import Memory
-from .records import NoteRow, Related, SearchHit, SearchPage, SemanticStatus, Stats
-from .words import count, memories
+from memvault import clock
+from memvault.markdown import to_plain
+from memvault.model import Memory
+from memvault.records import NoteRow, Related, SearchHit, SearchPage, SemanticStatus, Stats
+from memvault.words import count, memories
 
 # How read_mem and `memvault read` give a memory.
 ReadFormat = Literal["markdown", "plain", "json"]

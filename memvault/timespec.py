@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from .clock import iso
-from .errors import Invalid
-from .records import Filter
+from memvault.clock import iso
+from memvault.errors import Invalid
+from memvault.records import Filter
 
 FORMS = (
     "an ISO date or datetime (2024-05-01, 2024-05-01T10:00:00Z), or 7d, 2w, 3 months, 12h, "

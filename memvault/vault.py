@@ -18,21 +18,31 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import checks, clock, duplicates, indexer, ranking, related, similar, timespec, workers
-from .config import Settings, cached_index
-from .document import Document
-from .embedding import OFF
-from .errors import Conflict, Duplicate, Invalid, ReadOnly
-from .expiry import archive_folder, expiry_from
-from .facets import same_scope
-from .fusion import fuse
-from .index import Index, Match
-from .indexer import Changes
-from .journal import Journal
-from .links import LinkService
-from .lookup import Lookup
-from .markdown import BodyEdit, apply_edit, remove_related, with_newline
-from .model import (
+from memvault import (
+    checks,
+    clock,
+    duplicates,
+    indexer,
+    ranking,
+    related,
+    similar,
+    timespec,
+    workers,
+)
+from memvault.config import Settings, cached_index
+from memvault.document import Document
+from memvault.embedding import OFF
+from memvault.errors import Conflict, Duplicate, Invalid, ReadOnly
+from memvault.expiry import archive_folder, expiry_from
+from memvault.facets import same_scope
+from memvault.fusion import fuse
+from memvault.index import Index, Match
+from memvault.indexer import Changes
+from memvault.journal import Journal
+from memvault.links import LinkService
+from memvault.lookup import Lookup
+from memvault.markdown import BodyEdit, apply_edit, remove_related, with_newline
+from memvault.model import (
     Limits,
     Memory,
     archived,
@@ -48,14 +58,14 @@ from .model import (
     slug_for,
     stem_of,
 )
-from .policies import Policies
-from .properties import (
+from memvault.policies import Policies
+from memvault.properties import (
     clean_properties,
     merged_properties,
     property_link,
     with_link,
 )
-from .records import (
+from memvault.records import (
     CheckReport,
     Deleted,
     DuplicatePair,
@@ -79,16 +89,16 @@ from .records import (
     SyncSummary,
     Usage,
 )
-from .search_sql import SORTS
-from .secret_scan import SecretPolicy, screened, screened_edit, screened_fields
-from .semantic import Semantic
-from .store import VaultStore, folders_synced_at_end
-from .succession import SuccessionService
-from .words import command, param, parts
-from .writer import Rewrite, Writer, retrying
+from memvault.search_sql import SORTS
+from memvault.secret_scan import SecretPolicy, screened, screened_edit, screened_fields
+from memvault.semantic import Semantic
+from memvault.store import VaultStore, folders_synced_at_end
+from memvault.succession import SuccessionService
+from memvault.words import command, param, parts
+from memvault.writer import Rewrite, Writer, retrying
 
 if TYPE_CHECKING:
-    from .vectors import Near
+    from memvault.vectors import Near
 
 log = logging.getLogger(__name__)
 

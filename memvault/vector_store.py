@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .index import Index
-from .vectors import quantise
+from memvault.index import Index
+from memvault.vectors import quantise
 
 if TYPE_CHECKING:
     import numpy.typing as npt

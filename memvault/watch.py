@@ -17,8 +17,8 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from .config import STATE_DIR
-from .vault import VaultService
+from memvault.config import STATE_DIR
+from memvault.vault import VaultService
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
-from .errors import Invalid
-from .parent import end_with_parent
+from memvault.errors import Invalid
+from memvault.parent import end_with_parent
 
 START_METHOD_ENV = "MEMVAULT_START_METHOD"
 # Workers yield the cores to the main process, which is the critical path: they parse ahead.

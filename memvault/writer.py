@@ -16,13 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from . import clock
-from .document import Document
-from .errors import Changed, Conflict, Unwritable
-from .index import Index
-from .model import Memory
-from .records import Snapshot
-from .store import Undo, VaultStore
+from memvault import clock
+from memvault.document import Document
+from memvault.errors import Changed, Conflict, Unwritable
+from memvault.index import Index
+from memvault.model import Memory
+from memvault.records import Snapshot
+from memvault.store import Undo, VaultStore
 
 log = logging.getLogger(__name__)
 

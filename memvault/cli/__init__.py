@@ -21,15 +21,15 @@ from typing import IO, Any
 import click
 from click.core import ParameterSource
 
-from ..config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
-from ..errors import MemvaultError, NotFound
-from ..interrupt import settle
-from ..policies import load_policies
-from ..properties import clean_agent, where_pairs
-from ..records import Filter
-from ..secret_scan import POLICIES
-from ..vault import VaultService
-from .terminal import stdin_text, with_progress
+from memvault.cli.terminal import stdin_text, with_progress
+from memvault.config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
+from memvault.errors import MemvaultError, NotFound
+from memvault.interrupt import settle
+from memvault.policies import load_policies
+from memvault.properties import clean_agent, where_pairs
+from memvault.records import Filter
+from memvault.secret_scan import POLICIES
+from memvault.vault import VaultService
 
 EXIT_ERROR = 1
 
@@ -335,6 +335,6 @@ def key_values(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 # The commands register themselves on `main` when their modules are imported.
-from . import browse, memories, serve, ui, upkeep  # noqa: E402
+from memvault.cli import browse, memories, serve, ui, upkeep  # noqa: E402
 
 __all__ = ["browse", "main", "memories", "serve", "ui", "upkeep"]

@@ -1,5 +1,5 @@
 """`python -m memvault.cli`: the same command as the `memvault` script."""
 
-from . import main
+from memvault.cli import main
 
 main()

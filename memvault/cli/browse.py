@@ -7,9 +7,11 @@ from typing import Any
 
 import click
 
-from ..briefing import build_briefing
-from ..records import SearchHit, SearchMode
-from ..text import (
+from memvault.briefing import build_briefing
+from memvault.cli import emit, filter_options, json_option, main, make_filter, service, settings_of
+from memvault.cli.terminal import show
+from memvault.records import SearchHit, SearchMode
+from memvault.text import (
     hit_line,
     list_heading,
     note_line,
@@ -17,8 +19,6 @@ from ..text import (
     similar_heading,
     stats_text,
 )
-from . import emit, filter_options, json_option, main, make_filter, service, settings_of
-from .terminal import show
 
 
 @main.command()
@@ -59,7 +59,7 @@ def search(
     with service(ctx) as vault:
         page = vault.search(query, limit, offset, where, mode, min_relevance, prefer_recent)
     if as_json:
-        from ..output import SearchOut
+        from memvault.output import SearchOut
 
         emit(SearchOut.of(page))
         return
@@ -78,7 +78,7 @@ def similar(ctx: click.Context, /, identifier: str, limit: int, as_json: bool) -
     with service(ctx) as vault:
         found = vault.similar(identifier, limit)
     if as_json:
-        from ..output import SimilarOut
+        from memvault.output import SimilarOut
 
         emit(SimilarOut.of(found))
         return
@@ -108,7 +108,7 @@ def list_(
     with service(ctx) as vault:
         rows, total = vault.list_memories(make_filter(**filters), sort, limit, offset)
     if as_json:
-        from ..output import ListOut
+        from memvault.output import ListOut
 
         emit(ListOut.of(rows, total))
         return
@@ -142,7 +142,7 @@ def context(
     with service(ctx) as vault:
         briefing = build_briefing(vault, scopes, max_tokens, settings)
     if as_json:
-        from ..output import ContextOut
+        from memvault.output import ContextOut
 
         emit(ContextOut.of(briefing))
     else:

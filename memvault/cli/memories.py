@@ -7,14 +7,7 @@ from typing import Any
 
 import click
 
-from ..errors import Invalid
-from ..markdown import BodyEdit
-from ..secret_scan import SecretPolicy
-from ..session_notes import SessionFields, save_session_notes
-from ..text import ReadFormat, links_removed, plain_text
-from ..vault import OnExists
-from ..words import memories
-from . import (
+from memvault.cli import (
     EXIT_ERROR,
     emit,
     json_option,
@@ -27,7 +20,14 @@ from . import (
     tag_option,
     writer,
 )
-from .terminal import confirmed, show
+from memvault.cli.terminal import confirmed, show
+from memvault.errors import Invalid
+from memvault.markdown import BodyEdit
+from memvault.secret_scan import SecretPolicy
+from memvault.session_notes import SessionFields, save_session_notes
+from memvault.text import ReadFormat, links_removed, plain_text
+from memvault.vault import OnExists
+from memvault.words import memories
 
 set_option = click.option(
     "--set",
@@ -122,7 +122,7 @@ def write(
         )
     memory = saved.memory
     if as_json:
-        from ..output import Written
+        from memvault.output import Written
 
         emit(Written.of(memory, saved.replaced))
     else:
@@ -158,7 +158,7 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat, as_json: bool) ->
             named = f"{new.title!r} (id {new.id})" if new else f"{raw} (not found)"
             click.echo(f"note: superseded by {named}", err=True)
         if fmt == "json":
-            from ..output import MemoryOut
+            from memvault.output import MemoryOut
 
             emit(
                 MemoryOut.of(
@@ -247,7 +247,7 @@ def edit(
             supersedes=supersedes,
         )
     if as_json:
-        from ..output import Edited
+        from memvault.output import Edited
 
         emit(Edited.of(memory))
     else:
@@ -268,7 +268,7 @@ def rm(ctx: click.Context, identifier: str, yes: bool, as_json: bool) -> None:
             ctx.exit(EXIT_ERROR)
         deleted = vault.delete(memory.path, agent=writer(ctx))
     if as_json:
-        from ..output import Removed
+        from memvault.output import Removed
 
         emit(Removed.of(deleted))
     else:
@@ -284,7 +284,7 @@ def verify(ctx: click.Context, identifier: str, as_json: bool) -> None:
     with service(ctx) as vault:
         memory = vault.verify(identifier, agent=writer(ctx))
     if as_json:
-        from ..output import Verified
+        from memvault.output import Verified
 
         emit(Verified.of(memory))
     else:
@@ -302,7 +302,7 @@ def link(ctx: click.Context, source: str, target: str, text: str | None, as_json
     with service(ctx) as vault:
         change = vault.link(source, target, text, agent=writer(ctx))
     if as_json:
-        from ..output import LinkOut
+        from memvault.output import LinkOut
 
         emit(LinkOut.of(change))
     else:
@@ -320,7 +320,7 @@ def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
     with service(ctx) as vault:
         change = vault.unlink(source, target, agent=writer(ctx))
     if as_json:
-        from ..output import LinkOut
+        from memvault.output import LinkOut
 
         emit(LinkOut.of(change))
     else:
@@ -369,7 +369,7 @@ def session_notes(
     with service(ctx) as vault:
         notes = save_session_notes(vault, fields, scope, secrets, writer(ctx))
     if as_json:
-        from ..output import SessionOut
+        from memvault.output import SessionOut
 
         emit(SessionOut.of(notes))
     else:

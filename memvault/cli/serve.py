@@ -18,11 +18,11 @@ from typing import Any, cast
 
 import click
 
-from ..config import Settings
-from ..interrupt import quit_at_once
-from ..listening import bind, fork_copies, watch_copies
-from ..vault import VaultService
-from . import main, settings_of
+from memvault.cli import main, settings_of
+from memvault.config import Settings
+from memvault.interrupt import quit_at_once
+from memvault.listening import bind, fork_copies, watch_copies
+from memvault.vault import VaultService
 
 
 @contextmanager
@@ -31,7 +31,7 @@ def watching(vault: VaultService, enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    from ..watch import VaultWatcher
+    from memvault.watch import VaultWatcher
 
     watcher = VaultWatcher(vault)
     watcher.start()
@@ -211,9 +211,9 @@ def run_server(
     # of a second each at 100k notes, which no other command pays (hence the import here).
     try:
         starting = VaultService.start(settings)
-        from ..server import LogLevel, build_server
-        from ..server.connections import HttpLimits
-        from ..server.transport import MCP_PATH, serve_http, serve_stdio
+        from memvault.server import LogLevel, build_server
+        from memvault.server.connections import HttpLimits
+        from memvault.server.transport import MCP_PATH, serve_http, serve_stdio
 
         vault, done = starting.finish()
     except Exception:

@@ -14,7 +14,7 @@ from typing import TextIO, TypeVar
 import click
 from click._termui_impl import ProgressBar
 
-from ..records import Progress
+from memvault.records import Progress
 
 T = TypeVar("T")
 

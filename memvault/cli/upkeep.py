@@ -7,11 +7,7 @@ from typing import Any, TextIO
 
 import click
 
-from ..records import CheckReport, Maintenance, Skipped
-from ..secret_scan import SecretPolicy
-from ..text import semantic_line
-from ..words import count, memories
-from . import (
+from memvault.cli import (
     EXIT_ERROR,
     emit,
     filter_options,
@@ -21,7 +17,11 @@ from . import (
     secrets_option,
     service,
 )
-from .terminal import with_progress
+from memvault.cli.terminal import with_progress
+from memvault.records import CheckReport, Maintenance, Skipped
+from memvault.secret_scan import SecretPolicy
+from memvault.text import semantic_line
+from memvault.words import count, memories
 
 
 def echo_skipped(skipped: list[Skipped]) -> None:
@@ -169,7 +169,7 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
     """Print every memory (or the filtered ones) with metadata, links and usage, as JSON or
     JSON Lines."""
     fmt = "json" if as_json else fmt
-    from ..exchange import dump, export_records  # builds on output.py's models (pydantic)
+    from memvault.exchange import dump, export_records  # builds on output.py's models (pydantic)
 
     where = make_filter(
         **{**filters, "archived": filters["archived"] or None, "include_superseded": True}
@@ -187,7 +187,7 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
 def import_(ctx: click.Context, file: TextIO, secrets: SecretPolicy, as_json: bool) -> None:
     """Import an export (JSON or JSON Lines): new ids are created, others reported (a memory
     holding a secret too, unless --secrets redact)."""
-    from ..exchange import import_records, load  # builds on output.py's models (pydantic)
+    from memvault.exchange import import_records, load  # builds on output.py's models (pydantic)
 
     records = load(file.read())
     with service(ctx) as vault:

@@ -10,16 +10,16 @@ from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
 
-from .. import __version__
-from ..config import ContextSettings
-from ..vault import VaultService
-from .common import Server
-from .context import ContextTools
-from .links import LinkTools
-from .memories import MemoryTools
-from .prompts import Prompts
-from .resources import Resources
-from .search import SearchTools
+from memvault import __version__
+from memvault.config import ContextSettings
+from memvault.server.common import Server
+from memvault.server.context import ContextTools
+from memvault.server.links import LinkTools
+from memvault.server.memories import MemoryTools
+from memvault.server.prompts import Prompts
+from memvault.server.resources import Resources
+from memvault.server.search import SearchTools
+from memvault.vault import VaultService
 
 __all__ = ["INSTRUCTIONS", "LogLevel", "build_server"]
 

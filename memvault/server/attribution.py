@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from ..properties import clean_agent
+from memvault.properties import clean_agent
 
 AGENT_HEADER = "x-memvault-agent"
 WEB_AGENT = "web"

@@ -13,10 +13,10 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
-from ..errors import MemvaultError
-from ..vault import VaultService
-from .arguments import unknown_arguments
-from .attribution import agent_of
+from memvault.errors import MemvaultError
+from memvault.server.arguments import unknown_arguments
+from memvault.server.attribution import agent_of
+from memvault.vault import VaultService
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)

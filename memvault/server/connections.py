@@ -21,7 +21,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..words import count
+from memvault.words import count
 
 if TYPE_CHECKING:
     from uvicorn.protocols.http.h11_impl import H11Protocol

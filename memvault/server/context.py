@@ -9,14 +9,14 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..briefing import build_briefing
-from ..config import ContextSettings
-from ..output import ContextOut, DateOut, SessionOut
-from ..secret_scan import SecretPolicy
-from ..session_notes import SessionFields, save_session_notes
-from ..vault import VaultService
-from ..words import memories
-from .common import READ, WRITE, Names, ToolGroup, reply, tool, tool_errors
+from memvault.briefing import build_briefing
+from memvault.config import ContextSettings
+from memvault.output import ContextOut, DateOut, SessionOut
+from memvault.secret_scan import SecretPolicy
+from memvault.server.common import READ, WRITE, Names, ToolGroup, reply, tool, tool_errors
+from memvault.session_notes import SessionFields, save_session_notes
+from memvault.vault import VaultService
+from memvault.words import memories
 
 # A free property's value, as Obsidian keeps one: text, a number, a checkbox, or a list.
 PropertyValue = str | int | float | bool | list[str | int | float | bool]

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
-from ..output import LinkOut
-from ..records import LinkChange
-from .common import IDEMPOTENT, ToolGroup, reply, tool, tool_errors
+from memvault.output import LinkOut
+from memvault.records import LinkChange
+from memvault.server.common import IDEMPOTENT, ToolGroup, reply, tool, tool_errors
 
 
 class LinkTools(ToolGroup):

@@ -9,11 +9,20 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..markdown import BodyEdit
-from ..output import Edited, MemoryOut, Removed, Verified, Written, as_json
-from ..secret_scan import SecretPolicy
-from ..text import ReadFormat, links_removed
-from .common import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolGroup, reply, tool, tool_errors
+from memvault.markdown import BodyEdit
+from memvault.output import Edited, MemoryOut, Removed, Verified, Written, as_json
+from memvault.secret_scan import SecretPolicy
+from memvault.server.common import (
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    READ,
+    WRITE,
+    ToolGroup,
+    reply,
+    tool,
+    tool_errors,
+)
+from memvault.text import ReadFormat, links_removed
 
 CATEGORY_GUIDE = (
     "gotcha (a trap to avoid; surfaced at every session start), pattern (a way of doing "

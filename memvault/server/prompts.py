@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from .. import clock
-from ..briefing import build_briefing, reviewed, stale_memories
-from ..config import ContextSettings
-from ..secret_scan import redacted
-from ..vault import VaultService
-from .memories import CATEGORY_GUIDE
+from memvault import clock
+from memvault.briefing import build_briefing, reviewed, stale_memories
+from memvault.config import ContextSettings
+from memvault.secret_scan import redacted
+from memvault.server.memories import CATEGORY_GUIDE
+from memvault.vault import VaultService
 
 REVIEW_LIMIT = 20
 

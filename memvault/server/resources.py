@@ -7,12 +7,12 @@ from collections.abc import Callable
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from ..briefing import build_briefing
-from ..config import ContextSettings
-from ..errors import MemvaultError, NotFound
-from ..markdown import first_line
-from ..secret_scan import redacted
-from ..vault import VaultService
+from memvault.briefing import build_briefing
+from memvault.config import ContextSettings
+from memvault.errors import MemvaultError, NotFound
+from memvault.markdown import first_line
+from memvault.secret_scan import redacted
+from memvault.vault import VaultService
 
 RECENT = 20
 

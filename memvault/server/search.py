@@ -7,11 +7,12 @@ from typing import Annotated, Literal
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..exchange import dump, export_records
-from ..output import ExportOut, ListOut, SearchOut, SimilarOut, StatsOut
-from ..properties import where_pairs
-from ..records import Filter, TimeField
-from ..text import (
+from memvault.exchange import dump, export_records
+from memvault.output import ExportOut, ListOut, SearchOut, SimilarOut, StatsOut
+from memvault.properties import where_pairs
+from memvault.records import Filter, TimeField
+from memvault.server.common import READ, Names, ToolGroup, reply, tool, tool_errors
+from memvault.text import (
     hit_line,
     list_heading,
     note_line,
@@ -19,7 +20,6 @@ from ..text import (
     similar_heading,
     stats_text,
 )
-from .common import READ, Names, ToolGroup, reply, tool, tool_errors
 
 WHEN = (
     "since/until: an ISO date or datetime, or 7d, 2w, 3 months, yesterday, last week, this "

@@ -13,11 +13,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..vault import VaultService
-from .connections import AnswerGet, HttpLimits, limited_protocol
-from .single_post import SinglePost
-from .stdio import run_stdio
-from .web import web_app
+from memvault.server.connections import AnswerGet, HttpLimits, limited_protocol
+from memvault.server.single_post import SinglePost
+from memvault.server.stdio import run_stdio
+from memvault.server.web import web_app
+from memvault.vault import VaultService
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from ..vault import VaultService
-from .web_api import WebApi
-from .web_guard import WebGuard
+from memvault.server.web_api import WebApi
+from memvault.server.web_guard import WebGuard
+from memvault.vault import VaultService
 
 ASSETS = {
     "app.js": "text/javascript; charset=utf-8",

@@ -16,17 +16,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
-from ..markdown import BodyEdit
-from ..model import Memory, human_size
-from ..output import LinkEnd
-from ..properties import properties_of, where_pairs
-from ..records import Filter, SearchHit, SearchMode
-from ..review import graph, overview, review
-from ..vault import VaultService
-from .attribution import page_person
-from .common import one_line
-from .web_secrets import (
+from memvault.errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
+from memvault.markdown import BodyEdit
+from memvault.model import Memory, human_size
+from memvault.output import LinkEnd
+from memvault.properties import properties_of, where_pairs
+from memvault.records import Filter, SearchHit, SearchMode
+from memvault.review import graph, overview, review
+from memvault.server.attribution import page_person
+from memvault.server.common import one_line
+from memvault.server.web_secrets import (
     MARGIN,
     Mask,
     anchor,
@@ -36,6 +35,7 @@ from .web_secrets import (
     secrets_shown_masked,
     unmarked,
 )
+from memvault.vault import VaultService
 
 MODES = get_args(SearchMode)
 # The fields of a write that name a memory: the page may send a handle there (web_secrets).

@@ -13,9 +13,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Invalid
-from ..model import Memory
-from ..secret_scan import Secret, described, find_secrets, found_under, redact, redacted
+from memvault.errors import Invalid
+from memvault.model import Memory
+from memvault.secret_scan import Secret, described, find_secrets, found_under, redact, redacted
 
 MARKER = "[redacted: "
 # How a search snippet marks the query's words (the page highlights what lies between).
