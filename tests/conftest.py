@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 # Servers and CLI commands the tests start search by words only unless a test asks for the
 # model (tests/test_semantic.py): embedding every test vault would cost minutes, not coverage.

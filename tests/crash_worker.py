@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from memvault.config import Settings
+from memvault.core.markdown import BodyEdit
 from memvault.errors import MemvaultError
-from memvault.markdown import BodyEdit
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 CATEGORIES = [None, "a", "b/c"]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from mcp import ClientSession
 
 from memvault.config import Settings
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, text_of
 

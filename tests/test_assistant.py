@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memvault.briefing import build_briefing
 from memvault.cli import main
 from memvault.config import ContextSettings, Settings
-from memvault.exchange import dump, export_records, import_records, load
-from memvault.records import Filter
-from memvault.session_notes import SessionFields, save_session_notes
-from memvault.vault import VaultService
+from memvault.core.records import Filter
+from memvault.features.briefing import build_briefing
+from memvault.features.export_import import dump, export_records, import_records, load
+from memvault.features.session_notes import SessionFields, save_session_notes
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, text_of

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .mcp_helpers import http_server, stdio_session, structured
 from .test_cli import run

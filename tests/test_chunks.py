@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memvault.chunks import BUDGET, Measure, chunks
-from memvault.embedding import Embedder, find_model
+from memvault.semantic.chunks import BUDGET, Measure, chunks
+from memvault.semantic.model import Embedder, find_model
 
 WORDS = st.text(alphabet="abcdé#-*: ", min_size=1, max_size=12)
 LINES = st.lists(WORDS, max_size=40).map(" ".join)

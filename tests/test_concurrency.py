@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.markdown import BodyEdit
-from memvault.vault import VaultService
+from memvault.core.markdown import BodyEdit
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import http_server, http_session, text_of

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from memvault.listening import bind
+from memvault.server.http.listening import bind
 
 from .mcp_helpers import http_server
 

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from memvault.config import Settings
-from memvault.document import parse_document
-from memvault.vault import VaultService
+from memvault.core.document import parse_document
+from memvault.service.vault import VaultService
 
 from .mcp_helpers import server_env
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.markdown import BodyEdit
 from memvault.errors import Unwritable
-from memvault.markdown import BodyEdit
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memvault.document import parse_document, render_document
+from memvault.core.document import parse_document, render_document
 
 
 def test_unknown_keys_comments_and_order_survive_an_update() -> None:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from memvault.core.markdown import BodyEdit, apply_edit
 from memvault.errors import TooLarge
-from memvault.markdown import BodyEdit, apply_edit
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .mcp_helpers import stdio_session, structured, text_of
 

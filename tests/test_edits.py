@@ -18,9 +18,9 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.core.markdown import BodyEdit
 from memvault.errors import Conflict, Duplicate, Invalid
-from memvault.markdown import BodyEdit
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, text_of
@@ -129,7 +129,7 @@ def test_a_half_written_file_is_never_the_base_of_an_edit(
             editor.write(whole[len(whole) // 2 :])
             editor.close()
 
-    monkeypatch.setattr("memvault.store.time.sleep", finish_the_write)
+    monkeypatch.setattr("memvault.storage.files.time.sleep", finish_the_write)
     vault.update(memory.id, edit=BodyEdit(append="from memvault"))
     # The body whole; the frontmatter's updated_at moves when the edit falls in a later second.
     assert note.read_text(encoding="utf-8").endswith("start\n" + lines + "\nfrom memvault\n")

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.core.records import Filter, NoteRow
 from memvault.errors import Conflict, Duplicate, Invalid
-from memvault.records import Filter, NoteRow
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 

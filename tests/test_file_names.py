@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memvault.cli import main
-from memvault.model import MAX_NAME_BYTES
-from memvault.vault import VaultService
+from memvault.core.memory import MAX_NAME_BYTES
+from memvault.service.vault import VaultService
 
 # Windows refuses these as a file's name before its first dot, in any case (an independent
 # list: the test must not borrow the code's).

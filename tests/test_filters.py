@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.markdown import BodyEdit
+from memvault.core.records import Filter
 from memvault.errors import Invalid
-from memvault.markdown import BodyEdit
-from memvault.records import Filter
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from memvault.markdown import BodyEdit
-from memvault.vault import VaultService
+from memvault.core.markdown import BodyEdit
+from memvault.service.vault import VaultService
 
 REAL_FSYNC = os.fsync
 Synced = list[tuple[int, bool]]

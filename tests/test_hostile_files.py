@@ -29,15 +29,15 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from memvault.cli import main
 from memvault.config import STATE_DIR, Settings
-from memvault.document import parse_document
+from memvault.core.document import parse_document
+from memvault.core.memory import Limits
+from memvault.core.records import Skipped
 from memvault.errors import Invalid, NotFound, TooLarge, Unreadable
-from memvault.exchange import import_records, load
-from memvault.indexer import file_rows
-from memvault.model import Limits
-from memvault.records import Skipped
-from memvault.store import VaultStore
-from memvault.vault import VaultService
-from memvault.watch import VaultWatcher
+from memvault.features.export_import import import_records, load
+from memvault.features.watch import VaultWatcher
+from memvault.index.sync import file_rows
+from memvault.service.vault import VaultService
+from memvault.storage.files import VaultStore
 
 from .conftest import patience, write_file
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, structured, text_of

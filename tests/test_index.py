@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.indexer import file_rows
-from memvault.records import AmbiguousLink, Filter, Usage
-from memvault.store import VaultStore
-from memvault.vault import VaultService
+from memvault.core.records import AmbiguousLink, Filter, Usage
+from memvault.index.sync import file_rows
+from memvault.service.vault import VaultService
+from memvault.storage.files import VaultStore
 
 from .conftest import write_file
 
@@ -176,7 +176,7 @@ def test_a_parsing_worker_that_dies_does_not_hang_the_rebuild(
 ) -> None:
     for i in range(2100):
         write_file(vault_dir, f"note-{i}.md", f"# Note {i}\n")
-    monkeypatch.setattr("memvault.indexer.file_rows", dies_in_a_worker)
+    monkeypatch.setattr("memvault.index.sync.file_rows", dies_in_a_worker)
     monkeypatch.setenv("MEMVAULT_TEST_PARENT", str(os.getpid()))
     vault = VaultService.open(Settings(vault=vault_dir), fill=False)
     assert vault.rebuild().notes == 2100

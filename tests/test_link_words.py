@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault.markdown import BodyEdit
-from memvault.vault import VaultService
+from memvault.core.markdown import BodyEdit
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.records import DuplicateId, LinkPair
 from memvault.errors import Invalid
-from memvault.records import DuplicateId, LinkPair
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 
@@ -144,7 +144,7 @@ def half_renamed(vault: VaultService, vault_dir: Path, monkeypatch: pytest.Monke
     write_file(vault_dir, "hand.md", HAND)
     vault.sync()
     with monkeypatch.context() as patch:
-        patch.setattr("memvault.links.LinkService._retarget", crash_mid_rename)
+        patch.setattr("memvault.writes.links.LinkService._retarget", crash_mid_rename)
         with pytest.raises(KeyboardInterrupt):
             vault.update("old-name", title="New name")
     assert (vault_dir / "new-name.md").exists()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from memvault.core.markdown import BodyEdit
 from memvault.errors import NotFound
-from memvault.markdown import BodyEdit
-from memvault.similar import SUGGEST_FLOOR, TYPO
-from memvault.vault import VaultService
+from memvault.search.similarity import SUGGEST_FLOOR, TYPO
+from memvault.service.vault import VaultService
 
 from .mcp_helpers import stdio_session, structured, tool_error
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.markdown import BodyEdit
-from memvault.vault import VaultService
+from memvault.core.markdown import BodyEdit
+from memvault.service.vault import VaultService
 
 from .browser import Browser
 from .mcp_helpers import http_server

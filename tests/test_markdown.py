@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvault.markdown import (
+from memvault.core.markdown import (
     BodyEdit,
     add_related,
     apply_edit,

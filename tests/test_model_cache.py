@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault.embedding import DEFAULT_NAME, Embedder, ModelSpec, find_model
-from memvault.model_cache import DIGEST_FILE, MODEL_FILE, RECIPE
+from memvault.semantic.model import DEFAULT_NAME, Embedder, ModelSpec, find_model
+from memvault.semantic.model_cache import DIGEST_FILE, MODEL_FILE, RECIPE
 
 TEXT = "When a release breaks production, redeploy the previous build from the CI pipeline."
 # Real prose of several kinds and lengths, for the int8 copy's fidelity to the float32 model.
@@ -123,7 +123,7 @@ def test_a_copy_made_by_another_recipe_is_never_used(
     made = find_model(None)
     assert made.onnx == current.onnx and made.key == current.key and made.key.endswith(RECIPE)
     assert (old / MODEL_FILE).is_file() and _sha256(old / MODEL_FILE) == _sha256(made.onnx)
-    monkeypatch.setattr("memvault.model_cache.RECIPE", "int8")
+    monkeypatch.setattr("memvault.semantic.model_cache.RECIPE", "int8")
     assert find_model(None).key != made.key
 
 
@@ -158,8 +158,8 @@ def test_the_rebuilt_graph_computes_what_the_export_computes(
     import onnx
     import onnxruntime
 
-    from memvault.bert_graph import fused
-    from memvault.model_cache import HEADS
+    from memvault.semantic.bert_graph import fused
+    from memvault.semantic.model_cache import HEADS
 
     packaged = _packaged(tmp_path, monkeypatch)
     folded, rebuilt = tmp_path / "folded.onnx", tmp_path / "rebuilt.onnx"

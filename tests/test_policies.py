@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memvault import clock
 from memvault.cli import main
+from memvault.core import clock
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured

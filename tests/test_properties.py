@@ -20,10 +20,8 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from memvault.config import Settings
-from memvault.document import BOM, Document, parse_document, render_document
-from memvault.errors import MemvaultError
-from memvault.facets import MARK, note_facets
-from memvault.markdown import (
+from memvault.core.document import BOM, Document, parse_document, render_document
+from memvault.core.markdown import (
     find_links,
     find_tags,
     format_link,
@@ -31,10 +29,12 @@ from memvault.markdown import (
     related_links,
     rewrite_links,
 )
-from memvault.model import OWNED_KEYS, Limits, clean_tags, clean_title
-from memvault.records import Filter, SearchPage, TimeField
-from memvault.search import parse_query
-from memvault.vault import VaultService
+from memvault.core.memory import OWNED_KEYS, Limits, clean_tags, clean_title
+from memvault.core.records import Filter, SearchPage, TimeField
+from memvault.errors import MemvaultError
+from memvault.search.filters import MARK, note_facets
+from memvault.search.query import parse_query
+from memvault.service.vault import VaultService
 
 LIMITS = Limits()
 CREATED_AT = "2024-01-15T10:30:00Z"
@@ -254,7 +254,7 @@ def test_either_yaml_emitter_writes_the_same_frontmatter(
     updates = {"id": ident, "title": title, "tags": tags, "note": extra}
 
     fast = render_document(Document(body=""), updates)
-    with mock.patch("memvault.document._FastDumper", yaml.SafeDumper):
+    with mock.patch("memvault.core.document._FastDumper", yaml.SafeDumper):
         reference = render_document(Document(body=""), updates)
 
     assert fast == reference

@@ -12,8 +12,8 @@ import pytest
 from mcp.types import Tool
 
 from memvault.cli import main
-from memvault.server import build_server
-from memvault.vault import VaultService
+from memvault.server.mcp_server import build_server
+from memvault.service.vault import VaultService
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 # `[filters]` in a command's line stands for these options.

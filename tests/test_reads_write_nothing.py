@@ -22,12 +22,12 @@ import pytest
 from click.testing import CliRunner
 from mcp import ClientSession
 
-from memvault import clock
-from memvault.briefing import build_briefing
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.exchange import export_records
-from memvault.vault import VaultService
+from memvault.core import clock
+from memvault.features.briefing import build_briefing
+from memvault.features.export_import import export_records
+from memvault.service.vault import VaultService
 
 from . import mcp_helpers
 from .conftest import write_file
@@ -110,7 +110,7 @@ def upkeep_due(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             raise KeyboardInterrupt("killed mid-rename")
 
         with monkeypatch.context() as patch:
-            patch.setattr("memvault.links.LinkService._retarget", crash)
+            patch.setattr("memvault.writes.links.LinkService._retarget", crash)
             with pytest.raises(KeyboardInterrupt):
                 vault.update("old-name", title="New name")
     finally:

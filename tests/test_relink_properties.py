@@ -9,8 +9,8 @@ from urllib.parse import quote
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from memvault.markdown import Link, find_links, rewrite_links
-from memvault.relink import Renamed, moved
+from memvault.core.markdown import Link, find_links, rewrite_links
+from memvault.writes.renamed_links import Renamed, moved
 
 from .test_properties import FAST, code_with_links, names, prose
 

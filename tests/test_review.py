@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memvault.errors import Invalid
-from memvault.review import graph, overview, review
-from memvault.vault import VaultService
+from memvault.features.review import graph, overview, review
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 

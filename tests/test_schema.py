@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.records import Usage
-from memvault.schema import KEPT_MIGRATIONS
-from memvault.vault import VaultService
+from memvault.core.records import Usage
+from memvault.index.schema import KEPT_MIGRATIONS
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from memvault.records import Filter
-from memvault.vault import VaultService
+from memvault.core.records import Filter
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memvault.records import Filter
-from memvault.search_sql import filter_sql, search_plan, search_sql
+from memvault.core.records import Filter
+from memvault.index.search_sql import filter_sql, search_plan, search_sql
 
 EVERY = Filter(archived=None, include_superseded=True)
 NOT_ARCHIVED = 'NOT (facets : "\ue0006929655039044768773")'

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memvault.briefing import build_briefing
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.core.markdown import BodyEdit
+from memvault.core.secrets import find_secrets, found_under
 from memvault.errors import Invalid
-from memvault.exchange import import_records
-from memvault.markdown import BodyEdit
-from memvault.secret_scan import find_secrets, found_under
-from memvault.session_notes import SessionFields, save_session_notes
-from memvault.vault import VaultService
+from memvault.features.briefing import build_briefing
+from memvault.features.export_import import import_records
+from memvault.features.session_notes import SessionFields, save_session_notes
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, tool_error

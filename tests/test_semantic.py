@@ -19,16 +19,17 @@ import pytest
 from click.testing import CliRunner
 from filelock import FileLock
 
-from memvault import semantic, stale_vectors
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.embedding import Embedder, Unavailable, find_model
-from memvault.index import Index
-from memvault.markdown import BodyEdit
-from memvault.records import Filter, SearchMode
-from memvault.text import stats_text
-from memvault.vault import VaultService
-from memvault.vector_store import VectorStore
+from memvault.core.markdown import BodyEdit
+from memvault.core.records import Filter, SearchMode
+from memvault.index.database import Index
+from memvault.presentation.lines import stats_text
+from memvault.semantic import engine as semantic
+from memvault.semantic import prune as stale_vectors
+from memvault.semantic.model import Embedder, Unavailable, find_model
+from memvault.semantic.vector_store import VectorStore
+from memvault.service.vault import VaultService
 
 from .mcp_helpers import stdio_session, structured, text_of
 from .test_sync import eventually

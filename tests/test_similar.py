@@ -18,12 +18,12 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.embedding import Embedder
+from memvault.core.records import Filter
 from memvault.errors import Duplicate, NotFound
-from memvault.index import Index
-from memvault.records import Filter
-from memvault.vault import DUPLICATE_CANDIDATES, VaultService
-from memvault.vectors import Near, VectorTable
+from memvault.index.database import Index
+from memvault.semantic.model import Embedder
+from memvault.semantic.vectors import Near, VectorTable
+from memvault.service.vault import DUPLICATE_CANDIDATES, VaultService
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, text_of, tool_error

@@ -15,8 +15,8 @@ from typing import Any
 import httpx2
 
 from memvault.config import Settings
-from memvault.document import parse_document
-from memvault.vault import VaultService
+from memvault.core.document import parse_document
+from memvault.service.vault import VaultService
 
 from .mcp_helpers import MEMVAULT, http_server, server_env
 

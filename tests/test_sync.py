@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.records import Usage
-from memvault.vault import VaultService
-from memvault.watch import VaultWatcher
+from memvault.core.records import Usage
+from memvault.features.watch import VaultWatcher
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 

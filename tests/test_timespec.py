@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memvault.core.records import Filter
+from memvault.core.timespec import Span, resolved, span
 from memvault.errors import Invalid
-from memvault.records import Filter
-from memvault.timespec import Span, resolved, span
 
 PARIS = dt.timezone(dt.timedelta(hours=2))
 # Sunday 31 March 2024, 15:00 in UTC+2.

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.markdown import BodyEdit
+from memvault.core.memory import Limits
 from memvault.errors import Conflict, Duplicate, Invalid, NotFound, TooLarge
-from memvault.markdown import BodyEdit
-from memvault.model import Limits
-from memvault.store import VaultStore
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
+from memvault.storage.files import VaultStore
 
 from .conftest import write_file
 

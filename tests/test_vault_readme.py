@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured

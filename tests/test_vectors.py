@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memvault import vectors
-from memvault.fusion import fuse
-from memvault.vectors import VectorTable, quantise
+from memvault.search.fusion import fuse
+from memvault.semantic import vectors
+from memvault.semantic.vectors import VectorTable, quantise
 
 # The table holds int8 vectors: on vectors of 2 to 8 values, a cosine comes back to within this.
 CLOSE = 0.01

@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from memvault.config import Settings
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import MEMVAULT, http_server, server_env

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .browser import Browser
 from .conftest import write_file

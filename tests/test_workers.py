@@ -14,9 +14,9 @@ import pytest
 
 from memvault import workers
 from memvault.config import Settings
+from memvault.core.records import Filter
 from memvault.errors import Invalid
-from memvault.records import Filter
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, structured

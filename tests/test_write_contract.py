@@ -12,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from memvault.cli import main
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, tool_error

@@ -2,7 +2,7 @@
 
 This module holds the `main` group, its global options and what the commands share; the
 commands live in `memories`, `browse`, `upkeep` and `serve`. Their `--json` prints the model
-the matching MCP tool returns (memvault.output), so both faces give one shape.
+the matching MCP tool returns (memvault.presentation.output), so both faces give one shape.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from click.core import ParameterSource
 
 from memvault.cli.terminal import stdin_text, with_progress
 from memvault.config import DEFAULT_VAULT, QUERY_TIMEOUT, ContextSettings, Settings
+from memvault.core.properties import clean_agent, where_pairs
+from memvault.core.records import Filter
+from memvault.core.secrets import POLICIES
 from memvault.errors import MemvaultError, NotFound
 from memvault.interrupt import settle
 from memvault.policies import load_policies
-from memvault.properties import clean_agent, where_pairs
-from memvault.records import Filter
-from memvault.secret_scan import POLICIES
-from memvault.vault import VaultService
+from memvault.service.vault import VaultService
 
 EXIT_ERROR = 1
 
@@ -231,9 +231,10 @@ def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
 
 
 def emit(result: Any, *more: Any) -> None:
-    """Print a result as --json gives it: the matching MCP tool's output model (output.py,
-    imported by the commands only for --json: pydantic costs about 0.1 s), or for a command no
-    tool has, the fields of its records (of each in turn, as one object)."""
+    """Print a result as --json gives it: the matching MCP tool's output model
+    (presentation/output.py, imported by the commands only for --json: pydantic costs about
+    0.1 s), or for a command no tool has, the fields of its records (of each in turn, as one
+    object)."""
     if is_dataclass(result):
         data = {k: v for record in (result, *more) for k, v in asdict(record).items()}
     else:

@@ -7,11 +7,11 @@ from typing import Any
 
 import click
 
-from memvault.briefing import build_briefing
 from memvault.cli import emit, filter_options, json_option, main, make_filter, service, settings_of
 from memvault.cli.terminal import show
-from memvault.records import SearchHit, SearchMode
-from memvault.text import (
+from memvault.core.records import SearchHit, SearchMode
+from memvault.features.briefing import build_briefing
+from memvault.presentation.lines import (
     hit_line,
     list_heading,
     note_line,
@@ -59,7 +59,7 @@ def search(
     with service(ctx) as vault:
         page = vault.search(query, limit, offset, where, mode, min_relevance, prefer_recent)
     if as_json:
-        from memvault.output import SearchOut
+        from memvault.presentation.output import SearchOut
 
         emit(SearchOut.of(page))
         return
@@ -78,7 +78,7 @@ def similar(ctx: click.Context, /, identifier: str, limit: int, as_json: bool) -
     with service(ctx) as vault:
         found = vault.similar(identifier, limit)
     if as_json:
-        from memvault.output import SimilarOut
+        from memvault.presentation.output import SimilarOut
 
         emit(SimilarOut.of(found))
         return
@@ -108,7 +108,7 @@ def list_(
     with service(ctx) as vault:
         rows, total = vault.list_memories(make_filter(**filters), sort, limit, offset)
     if as_json:
-        from memvault.output import ListOut
+        from memvault.presentation.output import ListOut
 
         emit(ListOut.of(rows, total))
         return
@@ -142,7 +142,7 @@ def context(
     with service(ctx) as vault:
         briefing = build_briefing(vault, scopes, max_tokens, settings)
     if as_json:
-        from memvault.output import ContextOut
+        from memvault.presentation.output import ContextOut
 
         emit(ContextOut.of(briefing))
     else:

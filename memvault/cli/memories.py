@@ -21,12 +21,12 @@ from memvault.cli import (
     writer,
 )
 from memvault.cli.terminal import confirmed, show
+from memvault.core.markdown import BodyEdit
+from memvault.core.secrets import SecretPolicy
 from memvault.errors import Invalid
-from memvault.markdown import BodyEdit
-from memvault.secret_scan import SecretPolicy
-from memvault.session_notes import SessionFields, save_session_notes
-from memvault.text import ReadFormat, links_removed, plain_text
-from memvault.vault import OnExists
+from memvault.features.session_notes import SessionFields, save_session_notes
+from memvault.presentation.lines import ReadFormat, links_removed, plain_text
+from memvault.service.vault import OnExists
 from memvault.words import memories
 
 set_option = click.option(
@@ -122,7 +122,7 @@ def write(
         )
     memory = saved.memory
     if as_json:
-        from memvault.output import Written
+        from memvault.presentation.output import Written
 
         emit(Written.of(memory, saved.replaced))
     else:
@@ -158,7 +158,7 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat, as_json: bool) ->
             named = f"{new.title!r} (id {new.id})" if new else f"{raw} (not found)"
             click.echo(f"note: superseded by {named}", err=True)
         if fmt == "json":
-            from memvault.output import MemoryOut
+            from memvault.presentation.output import MemoryOut
 
             emit(
                 MemoryOut.of(
@@ -247,7 +247,7 @@ def edit(
             supersedes=supersedes,
         )
     if as_json:
-        from memvault.output import Edited
+        from memvault.presentation.output import Edited
 
         emit(Edited.of(memory))
     else:
@@ -268,7 +268,7 @@ def rm(ctx: click.Context, identifier: str, yes: bool, as_json: bool) -> None:
             ctx.exit(EXIT_ERROR)
         deleted = vault.delete(memory.path, agent=writer(ctx))
     if as_json:
-        from memvault.output import Removed
+        from memvault.presentation.output import Removed
 
         emit(Removed.of(deleted))
     else:
@@ -284,7 +284,7 @@ def verify(ctx: click.Context, identifier: str, as_json: bool) -> None:
     with service(ctx) as vault:
         memory = vault.verify(identifier, agent=writer(ctx))
     if as_json:
-        from memvault.output import Verified
+        from memvault.presentation.output import Verified
 
         emit(Verified.of(memory))
     else:
@@ -302,7 +302,7 @@ def link(ctx: click.Context, source: str, target: str, text: str | None, as_json
     with service(ctx) as vault:
         change = vault.link(source, target, text, agent=writer(ctx))
     if as_json:
-        from memvault.output import LinkOut
+        from memvault.presentation.output import LinkOut
 
         emit(LinkOut.of(change))
     else:
@@ -320,7 +320,7 @@ def unlink(ctx: click.Context, source: str, target: str, as_json: bool) -> None:
     with service(ctx) as vault:
         change = vault.unlink(source, target, agent=writer(ctx))
     if as_json:
-        from memvault.output import LinkOut
+        from memvault.presentation.output import LinkOut
 
         emit(LinkOut.of(change))
     else:
@@ -369,7 +369,7 @@ def session_notes(
     with service(ctx) as vault:
         notes = save_session_notes(vault, fields, scope, secrets, writer(ctx))
     if as_json:
-        from memvault.output import SessionOut
+        from memvault.presentation.output import SessionOut
 
         emit(SessionOut.of(notes))
     else:

@@ -21,8 +21,8 @@ import click
 from memvault.cli import main, settings_of
 from memvault.config import Settings
 from memvault.interrupt import quit_at_once
-from memvault.listening import bind, fork_copies, watch_copies
-from memvault.vault import VaultService
+from memvault.server.http.listening import bind, fork_copies, watch_copies
+from memvault.service.vault import VaultService
 
 
 @contextmanager
@@ -31,7 +31,7 @@ def watching(vault: VaultService, enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    from memvault.watch import VaultWatcher
+    from memvault.features.watch import VaultWatcher
 
     watcher = VaultWatcher(vault)
     watcher.start()
@@ -63,7 +63,7 @@ def announce(root: str, url: str | None, token: bool) -> None:
         )
 
 
-# HTTP connections' limits (server/connections.py): option, type, default, help.
+# HTTP connections' limits (server/http/connections.py): option, type, default, help.
 HTTP_LIMITS: tuple[tuple[str, click.ParamType[Any], float, str], ...] = (
     (
         "--header-timeout",
@@ -201,7 +201,7 @@ def run_server(
 ) -> None:
     """Start the vault and serve it until stopped, over HTTP as `listen` says or else stdio
     (`scope`: the tools' default scope). Over HTTP the port is taken first, so a busy one is
-    the only thing said, and then the server's copies are forked (listening.py)."""
+    the only thing said, and then the server's copies are forked (server/http/listening.py)."""
     # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
     # that): unwinding through the worker pool below would end with a traceback.
     signal.signal(signal.SIGINT, quit_at_once)
@@ -211,8 +211,8 @@ def run_server(
     # of a second each at 100k notes, which no other command pays (hence the import here).
     try:
         starting = VaultService.start(settings)
-        from memvault.server import LogLevel, build_server
-        from memvault.server.connections import HttpLimits
+        from memvault.server.http.connections import HttpLimits
+        from memvault.server.mcp_server import LogLevel, build_server
         from memvault.server.transport import MCP_PATH, serve_http, serve_stdio
 
         vault, done = starting.finish()

@@ -14,7 +14,7 @@ from typing import TextIO, TypeVar
 import click
 from click._termui_impl import ProgressBar
 
-from memvault.records import Progress
+from memvault.core.records import Progress
 
 T = TypeVar("T")
 

@@ -30,7 +30,7 @@ def ui(ctx: click.Context, port: int, no_browser: bool) -> None:
     It serves the vault on 127.0.0.1 with a fresh token told to no one, and opens the
     printed URL, whose #key opens only the page's API (never /mcp). Ctrl-C stops."""
     # The server's modules import the MCP SDK: only a command that serves pays for that.
-    from memvault.server.web_guard import page_key
+    from memvault.server.web.guard import page_key
 
     host = "127.0.0.1"
     port = port or free_port(host)

@@ -18,9 +18,9 @@ from memvault.cli import (
     service,
 )
 from memvault.cli.terminal import with_progress
-from memvault.records import CheckReport, Maintenance, Skipped
-from memvault.secret_scan import SecretPolicy
-from memvault.text import semantic_line
+from memvault.core.records import CheckReport, Maintenance, Skipped
+from memvault.core.secrets import SecretPolicy
+from memvault.presentation.lines import semantic_line
 from memvault.words import count, memories
 
 
@@ -169,7 +169,11 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
     """Print every memory (or the filtered ones) with metadata, links and usage, as JSON or
     JSON Lines."""
     fmt = "json" if as_json else fmt
-    from memvault.exchange import dump, export_records  # builds on output.py's models (pydantic)
+    # export_import builds on presentation/output.py's models (pydantic)
+    from memvault.features.export_import import (
+        dump,
+        export_records,
+    )
 
     where = make_filter(
         **{**filters, "archived": filters["archived"] or None, "include_superseded": True}
@@ -187,7 +191,11 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
 def import_(ctx: click.Context, file: TextIO, secrets: SecretPolicy, as_json: bool) -> None:
     """Import an export (JSON or JSON Lines): new ids are created, others reported (a memory
     holding a secret too, unless --secrets redact)."""
-    from memvault.exchange import import_records, load  # builds on output.py's models (pydantic)
+    # export_import builds on presentation/output.py's models (pydantic)
+    from memvault.features.export_import import (
+        import_records,
+        load,
+    )
 
     records = load(file.read())
     with service(ctx) as vault:

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from memvault.properties import clean_agent
+from memvault.core.properties import clean_agent
 
 AGENT_HEADER = "x-memvault-agent"
 WEB_AGENT = "web"

@@ -13,11 +13,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memvault.server.connections import AnswerGet, HttpLimits, limited_protocol
-from memvault.server.single_post import SinglePost
+from memvault.server.http.connections import AnswerGet, HttpLimits, limited_protocol
+from memvault.server.http.single_post import SinglePost
 from memvault.server.stdio import run_stdio
-from memvault.server.web import web_app
-from memvault.vault import VaultService
+from memvault.server.web.app import web_app
+from memvault.service.vault import VaultService
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,8 @@ def security_for(host: str) -> TransportSecuritySettings:
 def http_app(server: MCPServer, host: str, token: str | None, vault: VaultService) -> ASGIApp:
     """The streamable HTTP app at /mcp: stateless, JSON responses, so one POST is enough (and
     a GET is answered at once: there is no event stream to hold open); a POST of one request
-    is answered in its own task (single_post.py). Every other path is the web page (web.py),
-    behind the same Host checks and token."""
+    is answered in its own task (http/single_post.py). Every other path is the web page
+    (web/app.py), behind the same Host checks and token."""
     security = security_for(host)
     sdk_app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,

@@ -1,0 +1,13 @@
+"""The memory and its text, as plain data and pure functions (no I/O but the clock).
+
+- `memory`: the `Memory` record and how a file becomes one; limits, slugs (capped in UTF-8
+  bytes, device names avoided), the archive folder's name.
+- `document`: frontmatter + body, parsed and rendered without losing a byte.
+- `markdown`: bodies: links, tags, sections, edits (sized before they are built), plain text.
+- `properties`: the frontmatter keys memvault does not own (Obsidian's properties): what a caller
+  may set, merges, the text each value is indexed as, `supersedes`/`superseded_by` links.
+- `records`: the records the service returns (search hits, rows, reports, summaries).
+- `secrets`: secrets in text (kind and line), redaction, and the screen every write passes.
+- `clock`, `timespec`, `expiry`: the time; `since`/`until` as people write them; expiry dates
+  from `expires_at`/`ttl_days`.
+"""

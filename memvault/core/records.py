@@ -1,0 +1,470 @@
+"""The records the index and the services hand to the faces: plain dataclasses, no I/O.
+
+Faces (CLI, MCP server) import these and `model.Memory`, never the index or the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+from memvault.core.memory import Memory
+
+
+class FileInfo(NamedTuple):
+    """What a walk sees of a markdown file, enough to tell whether it changed (a tuple: a walk
+    makes one per file, so it should cost little)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+class Snapshot(NamedTuple):
+    """A file as memvault read it for an edit: its text, size, mtime and content hash. The
+    write checks the file still matches just before replacing it (see storage/files.py)."""
+
+    text: str
+    size: int
+    mtime_ns: int
+    digest: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file the walk or a read could not use, and why."""
+
+    path: str
+    reason: str
+
+
+# Which time a `since`/`until` filter reads: when a memory last changed, or when it was made.
+TimeField = Literal["updated", "created"]
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which memories a search or a listing covers. `category` and `scope` take one name or
+    several (any of them). Scoped memories are included with the global (unscoped) ones unless
+    `only_scope`. `archived`: False leaves out archived and expired memories, True gives only
+    archived ones, None gives every memory. `since`/`until` bound the `time_field` (updated or
+    created): as the caller wrote them (`7d`, `last week`, an ISO date), which the service turns
+    into UTC timestamps (core/timespec.py) before the index reads them. `where`: the (property,
+    value) pairs a memory must hold (`properties.where_pairs`). Superseded memories are left
+    out unless `include_superseded`."""
+
+    category: str | tuple[str, ...] | None = None
+    tags: tuple[str, ...] = ()
+    scope: str | tuple[str, ...] | None = None
+    only_scope: bool = False
+    archived: bool | None = False
+    since: str | None = None
+    until: str | None = None
+    time_field: TimeField = "updated"
+    where: tuple[tuple[str, str], ...] = ()
+    include_superseded: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        category: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        scope: str | Sequence[str] | None = None,
+        only_scope: bool = False,
+        archived: bool | None = False,
+        since: str | None = None,
+        until: str | None = None,
+        time_field: TimeField = "updated",
+        where: tuple[tuple[str, str], ...] = (),
+        include_superseded: bool = False,
+    ) -> Filter:
+        """A Filter from a face's arguments, where several names come as a list."""
+        return cls(
+            _one_or_tuple(category),
+            tuple(tags or ()),
+            _one_or_tuple(scope),
+            only_scope,
+            archived,
+            since,
+            until,
+            time_field,
+            where,
+            include_superseded,
+        )
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The categories asked for (none: every category)."""
+        return _names(self.category)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes asked for (none: every scope)."""
+        return _names(self.scope)
+
+
+def _one_or_tuple(value: str | Sequence[str] | None) -> str | tuple[str, ...] | None:
+    return value if value is None or isinstance(value, str) else tuple(value)
+
+
+def _names(value: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """One name or several as a tuple, blanks left out."""
+    names = (value,) if isinstance(value, str) else value or ()
+    return tuple(name for name in names if name.strip())
+
+
+@dataclass
+class SearchHit:
+    """One search result, as the tools and the CLI show it: `score` ranks the hits of one
+    search (bm25, fused or cosine by mode), `relevance` (0..1) says how much of the query the
+    memory answers, comparably across queries (see search/relevance.py)."""
+
+    id: str
+    title: str
+    path: str
+    version: str
+    category: str | None
+    tags: list[str]
+    score: float
+    snippet: str
+    updated_at: str | None
+    last_reviewed: str | None
+    scope: str | None
+    age: str
+    relevance: float = 0.0
+    created_by: str | None = None
+    updated_by: str | None = None
+
+
+# Reports how much of a long job is done: (done, total).
+Progress = Callable[[int, int], None]
+# How a search finds memories: by words and meaning fused, by words, or by meaning.
+SearchMode = Literal["hybrid", "keyword", "semantic"]
+
+
+# How similar_mem found a memory's related ones: by its vectors, or by its words (no vectors).
+RelatedBy = Literal["meaning", "words"]
+
+
+@dataclass
+class Related:
+    """The memories related to one (`id`, its id), best first: each hit's `relevance` is its
+    similarity (0..1: the cosine of the two notes' mean vectors `by` meaning, the share of the
+    memory's key words it holds `by` words)."""
+
+    id: str
+    by: RelatedBy
+    results: list[SearchHit]
+
+
+@dataclass(frozen=True)
+class SemanticStatus:
+    """Whether semantic search is on (with which model, or why not), and how many notes have
+    their vectors and how many wait for them."""
+
+    enabled: bool
+    model: str | None
+    reason: str
+    embedded: int
+    pending: int
+
+
+@dataclass
+class SearchPage:
+    """One page of a search: its hits, how many match in all, where the page starts, whether
+    more follow it, and how it was ranked (a default search is full-text until the vault's
+    notes are embedded and a server has loaded their vectors)."""
+
+    results: list[SearchHit]
+    total: int
+    offset: int = 0
+    has_more: bool = False
+    mode: SearchMode = "keyword"
+
+
+@dataclass
+class NoteRow:
+    """A memory as the index knows it, without its body; `version` is a short hash of its
+    file's content (edit_mem's expected_version)."""
+
+    id: str
+    title: str
+    path: str
+    version: str
+    category: str | None
+    tags: list[str]
+    created_at: str | None
+    updated_at: str | None
+    last_reviewed: str | None
+    scope: str | None
+    expires_at: str | None
+    access_count: int
+    last_access: str | None
+    age: str
+    problem: str | None
+    created_by: str | None = None
+    updated_by: str | None = None
+    superseded_by: str | None = None
+
+
+@dataclass
+class LinkRow:
+    """A link between two notes as the index resolved it; target fields are None while the
+    link dangles."""
+
+    source: str
+    source_id: str
+    source_title: str
+    raw: str
+    target: str | None
+    target_id: str | None
+    target_title: str | None
+    related: bool
+
+
+@dataclass
+class Usage:
+    """Kept state of one memory: how often it was used, and when last."""
+
+    access_count: int = 0
+    last_access: str | None = None
+
+
+@dataclass
+class Stats:
+    """Counts by category, scope and tag; never-used memories; files and bytes, in all and by
+    category and scope."""
+
+    memories: int
+    bytes: int
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_tag: dict[str, int]
+    never_used: list[str]
+    bytes_by_category: dict[str, int] = field(default_factory=dict)
+    bytes_by_scope: dict[str, int] = field(default_factory=dict)
+    # Semantic search's state (VaultService.stats adds it; the index knows nothing of it).
+    semantic: SemanticStatus | None = None
+
+
+@dataclass
+class RebuildSummary:
+    notes: int = 0
+    links: int = 0
+    unresolved_links: int = 0
+    attachments: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+    dropped_vectors: int = 0
+
+
+@dataclass
+class SyncSummary:
+    """What an incremental pass found: counts of files by what happened to them."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    moved: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class Maintenance:
+    """What upkeep did to the files: renames a crash cut short and finished, and expired
+    memories moved to the archive."""
+
+    finished_renames: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """What was done, one line each, as the CLI and the server's start-up report it."""
+        return [*self.finished_renames, *(f"archived (expired): {p}" for p in self.archived)]
+
+
+@dataclass
+class Suggestion:
+    """A memory that nearly matches an identifier, with how confident the match is (0..1)."""
+
+    id: str
+    title: str
+    path: str
+    score: float
+
+
+@dataclass
+class Recall:
+    """What `recall` found, how sure it is (1.0 = named exactly) and how it matched."""
+
+    memory: Memory
+    confidence: float
+    matched_by: str
+
+
+@dataclass
+class Head:
+    """A memory read from the start of its file: the file's `size` in bytes, and whether the
+    memory's body is `cut` (the file is bigger than what was read)."""
+
+    memory: Memory
+    size: int
+    cut: bool
+
+
+@dataclass
+class Succession:
+    """The memories one replaced (`supersedes`) and the one that replaced it (`superseded_by`):
+    each link as written in its frontmatter, with the memory it names now (None if none)."""
+
+    supersedes: list[tuple[str, Memory | None]] = field(default_factory=list)
+    superseded_by: list[tuple[str, Memory | None]] = field(default_factory=list)
+
+
+@dataclass
+class Saved:
+    """What a key-value write did: the memory, and whether it replaced one (else created it)."""
+
+    memory: Memory
+    replaced: bool
+
+
+@dataclass
+class Deleted:
+    memory: Memory
+    changed: list[str]
+
+
+@dataclass
+class LinkPair:
+    """A link from one memory to another (as written when it dangles)."""
+
+    source: str
+    target: str
+
+
+@dataclass
+class DuplicateId:
+    id: str
+    paths: list[str]
+
+
+@dataclass
+class Malformed:
+    """A file memvault indexes read-only, and why."""
+
+    path: str
+    problem: str
+
+
+@dataclass
+class LostAppend:
+    """An append memvault acknowledged that its memory no longer holds (an editor that read
+    the note before it saved that copy over it): where, when, and its text to put back (the
+    first 2,000 characters)."""
+
+    path: str
+    appended_at: str
+    text: str
+
+
+@dataclass
+class AmbiguousLink:
+    """A link whose bare name fits several files (it resolves to the nearest)."""
+
+    source: str
+    target: str
+    candidates: list[str]
+
+
+@dataclass
+class CheckReport:
+    """What `memvault check` found, and with `--fix`, what it repaired; `clean` when nothing
+    is left to report."""
+
+    broken_links: list[LinkPair] = field(default_factory=list)
+    one_sided_links: list[LinkPair] = field(default_factory=list)
+    duplicate_ids: list[DuplicateId] = field(default_factory=list)
+    malformed: list[Malformed] = field(default_factory=list)
+    ambiguous_links: list[AmbiguousLink] = field(default_factory=list)
+    unreadable: list[Skipped] = field(default_factory=list)
+    secrets: list[FileSecret] = field(default_factory=list)
+    lost_appends: list[LostAppend] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    clean: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.clean = not (
+            self.broken_links
+            or self.one_sided_links
+            or self.duplicate_ids
+            or self.malformed
+            or self.ambiguous_links
+            or self.unreadable
+            or self.secrets
+            or self.lost_appends
+        )
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    """Two memories (paths) whose texts are near duplicates, and how alike they are (0..1)."""
+
+    first: str
+    second: str
+    score: float
+
+
+@dataclass
+class FileSecret:
+    """A secret `check --secrets` found in a file: its kind and line, never its text."""
+
+    path: str
+    kind: str
+    line: int
+
+
+@dataclass
+class LinkChange:
+    """What `link` or `unlink` did: both memories' outgoing links, and the markdown written."""
+
+    source: Memory
+    target: Memory
+    source_links: list[LinkRow]
+    target_links: list[LinkRow]
+    markdown: str | None
+    changed: bool
+
+
+@dataclass
+class BriefingItem:
+    id: str
+    title: str
+    path: str
+    category: str | None
+    section: str
+    age: str
+    stale: bool
+    line: str
+
+
+@dataclass
+class Briefing:
+    text: str
+    tokens: int
+    items: list[BriefingItem] = field(default_factory=list)
+
+
+@dataclass
+class SessionNotes:
+    memory: Memory
+    linked: list[Memory]
+    unresolved: list[str]
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)

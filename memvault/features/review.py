@@ -1,0 +1,211 @@
+"""What the web page shows beside search: the review queues a person works through, the
+overview's counts over time, and the link graph (a memory's neighbourhood, or the whole vault
+by category so that 10k memories stay readable)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from memvault.config import ContextSettings
+from memvault.core import clock
+from memvault.core.memory import Memory
+from memvault.core.records import CheckReport, DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
+from memvault.service.vault import VaultService
+
+# Each queue shows at most this many memories (its count says how many there are).
+SHOWN = 100
+EXPIRING_DAYS = 30
+DUPLICATE_PAIRS = 20
+# A neighbourhood graph stops growing here: a hub's links are cut, never the tab frozen.
+GRAPH_NODES = 150
+GRAPH_CATEGORIES = 40
+EVERY = 10_000_000
+
+
+@dataclass
+class Queue:
+    """Memories waiting for one kind of review: how many in all, and the first SHOWN."""
+
+    count: int = 0
+    items: list[NoteRow] = field(default_factory=list)
+
+
+@dataclass
+class Review:
+    """The queues: not reviewed for `days`, never used, expiring soon, superseded (replaced by
+    a newer memory), near duplicates (with both memories), and what `check` finds (broken and
+    one-sided links, malformed notes)."""
+
+    days: float
+    stale: Queue
+    unused: Queue
+    expiring: Queue
+    superseded: Queue
+    duplicates: list[tuple[DuplicatePair, NoteRow, NoteRow]]
+    check: CheckReport
+
+
+@dataclass
+class Overview:
+    """Counts by category and scope, memories created and used per month, size and health."""
+
+    stats: Stats
+    created_by_month: dict[str, int]
+    used_by_month: dict[str, int]
+    malformed: int
+    semantic: SemanticStatus
+
+
+@dataclass
+class Node:
+    """A memory (or, for the whole vault, a category) in the graph: how many links it has
+    shown (memories in a category), and how many links from the start it lies (0..2)."""
+
+    id: str
+    label: str
+    group: str
+    size: int
+    depth: int
+
+
+@dataclass
+class Graph:
+    """Nodes and weighted edges (by node id); `capped` when nodes were left out."""
+
+    nodes: list[Node]
+    edges: list[tuple[str, str, int]]
+    capped: bool
+
+
+def every_note(vault: VaultService) -> list[NoteRow]:
+    """Every live memory as the index knows it, newest first."""
+    return vault.list_memories(Filter(), "updated", EVERY)[0]
+
+
+def stale_days(vault: VaultService) -> float:
+    """After how many days without a review a memory is stale: the vault's policies'
+    `stale_days`, as for the briefing, else the briefing's default."""
+    return vault.policies.stale_days or ContextSettings.stale_days
+
+
+def review(vault: VaultService, days: float | None = None) -> Review:
+    """The review queues; `days` is how long since the last review makes a memory stale
+    (None: the vault's own threshold, `stale_days`)."""
+    days = stale_days(vault) if days is None else days
+    rows = every_note(vault)
+    cutoff = clock.iso(clock.now() - timedelta(days=days))
+    soon = clock.iso(clock.now() + timedelta(days=EXPIRING_DAYS))
+    stale = sorted((r for r in rows if _reviewed(r) < cutoff), key=_reviewed)
+    unused = [r for r in rows if r.access_count == 0]
+    expiring = sorted((r for r in rows if r.expires_at and r.expires_at <= soon), key=_expiry)
+    by_path = {r.path: r for r in rows}
+    pairs = [
+        (pair, by_path[pair.first], by_path[pair.second])
+        for pair in vault.near_duplicates(DUPLICATE_PAIRS)
+        if pair.first in by_path and pair.second in by_path
+    ]
+    superseded = [
+        r
+        for r in vault.list_memories(Filter(include_superseded=True), "updated", EVERY)[0]
+        if r.superseded_by
+    ]
+    return Review(
+        days,
+        _queue(stale),
+        _queue(unused),
+        _queue(expiring),
+        _queue(superseded),
+        pairs,
+        vault.check(),
+    )
+
+
+def overview(vault: VaultService) -> Overview:
+    """The vault's counts, and its growth and use month by month."""
+    rows = every_note(vault)
+    created = Counter((r.created_at or "")[:7] for r in rows if r.created_at)
+    used = Counter((r.last_access or "")[:7] for r in rows if r.last_access)
+    return Overview(
+        vault.stats(),
+        dict(sorted(created.items())),
+        dict(sorted(used.items())),
+        sum(1 for r in rows if r.problem),
+        vault.semantic_status(),
+    )
+
+
+def graph(vault: VaultService, identifier: str | None, depth: int) -> Graph:
+    """A memory's neighbourhood to `depth` links either way, or without one the whole vault
+    as categories (sized by their memories) joined by how many links run between them."""
+    if identifier is None:
+        return _categories(vault)
+    start = _named(vault, identifier)
+    nodes = {start.path: Node(start.id, start.title, start.category or "", 0, 0)}
+    edges: dict[tuple[str, str], int] = {}
+    frontier, capped = [start], False
+    for level in (1, 2)[:depth]:
+        reached = []
+        for memory in frontier:
+            for row in [*vault.outgoing(memory), *vault.backlinks(memory)]:
+                if row.target is None or row.target_id is None:
+                    continue
+                ends = (
+                    (row.source, row.source_id, row.source_title),
+                    (row.target, row.target_id, row.target_title or ""),
+                )
+                for path, node_id, title in ends:
+                    if path not in nodes:
+                        if len(nodes) >= GRAPH_NODES:
+                            capped = True
+                            continue
+                        nodes[path] = Node(node_id, title, _folder(path), 0, level)
+                        reached.append(path)
+                if row.source in nodes and row.target in nodes and row.source != row.target:
+                    key = (nodes[row.source].id, nodes[row.target].id)
+                    edges[key] = edges.get(key, 0) + 1
+        frontier = [_named(vault, path) for path in reached] if level < depth else []
+    for node in nodes.values():
+        node.size = sum(1 for a, b in edges if node.id in (a, b))
+    return Graph(list(nodes.values()), [(a, b, n) for (a, b), n in edges.items()], capped)
+
+
+def _named(vault: VaultService, identifier: str) -> Memory:
+    """A memory as the graph needs it (its names and path), read from at most the size a
+    write may store of its file: a hand-made note can be far bigger, and is never read whole."""
+    return vault.head(identifier, vault.limits.max_content).memory
+
+
+def _categories(vault: VaultService) -> Graph:
+    """The whole vault: one node per category (the biggest GRAPH_CATEGORIES)."""
+    counts = vault.stats().by_category
+    shown = dict(sorted(counts.items(), key=lambda item: -item[1])[:GRAPH_CATEGORIES])
+    nodes = [Node(name, name, name, count, 0) for name, count in shown.items()]
+    edges = []
+    for source, target, count in vault.category_links():
+        a, b = source or "(none)", target or "(none)"
+        if a in shown and b in shown and a != b:
+            edges.append((a, b, count))
+    return Graph(nodes, edges, len(shown) < len(counts))
+
+
+def _queue(rows: list[NoteRow]) -> Queue:
+    """A queue of these memories: all counted, the first SHOWN listed."""
+    return Queue(len(rows), rows[:SHOWN])
+
+
+def _reviewed(row: NoteRow) -> str:
+    """When a memory was last reviewed, as the briefing counts it: its review time, else when
+    it was made or changed (a note written by hand without dates is as new as its file)."""
+    return row.last_reviewed or row.created_at or row.updated_at or ""
+
+
+def _expiry(row: NoteRow) -> str:
+    """Sort key: soonest expiry first."""
+    return row.expires_at or ""
+
+
+def _folder(path: str) -> str:
+    """A path's folder: its category ('' at the vault's root)."""
+    return path.rpartition("/")[0]

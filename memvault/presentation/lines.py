@@ -1,0 +1,134 @@
+"""The readable text of results, shared by both faces: one line per search hit and listed
+memory (search_mem's and list_mem's text, `memvault search` and `list`), and a memory without
+markdown syntax. Plain strings: no pydantic, so a command that prints text starts fast."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from memvault.core import clock
+from memvault.core.markdown import to_plain
+from memvault.core.memory import Memory
+from memvault.core.records import NoteRow, Related, SearchHit, SearchPage, SemanticStatus, Stats
+from memvault.words import count, memories
+
+# How read_mem and `memvault read` give a memory.
+ReadFormat = Literal["markdown", "plain", "json"]
+
+
+def stats_text(figures: Stats) -> str:
+    """The vault's figures in a few lines (get_stats's text, `memvault stats`)."""
+    lines = [f"{memories(figures.memories)}, {figures.bytes:,} bytes"]
+    for name, counts, sizes in (
+        ("by category", figures.by_category, figures.bytes_by_category),
+        ("by scope", figures.by_scope, figures.bytes_by_scope),
+        ("by tag", figures.by_tag, {}),
+    ):
+        parts = [
+            f"{key} {n}" + (f" ({sizes[key]:,} B)" if key in sizes else "")
+            for key, n in counts.items()
+        ]
+        lines.append(f"{name}: {', '.join(parts) or '-'}")
+    never = figures.never_used
+    shown = ", ".join(never[:10]) + ("..." if len(never) > 10 else "")
+    never_used = memories(len(never), none="none")
+    lines.append(f"never used: {never_used}" + (f" ({shown})" if never else ""))
+    if figures.semantic is not None:
+        lines.append(semantic_line(figures.semantic))
+    return "\n".join(lines)
+
+
+def semantic_line(status: SemanticStatus) -> str:
+    """Whether semantic search is on, and how far embedding is, in one line."""
+    if not status.enabled:
+        return status.reason
+    total = status.embedded + status.pending
+    if total == 0:
+        return f"semantic search: no notes to embed ({status.model})"
+    return (
+        f"semantic search: {status.embedded:,} of {count(total, 'note')} embedded ({status.model})"
+    )
+
+
+def plain_text(memory: Memory) -> str:
+    """A memory's title and body without markdown syntax."""
+    return f"{memory.title}\n\n{to_plain(memory.body).strip()}\n"
+
+
+def by(row: NoteRow | SearchHit) -> str:
+    """Who last wrote a memory, as its line shows it (` by NAME`), if the file says."""
+    name = row.updated_by or row.created_by
+    return f" by {name}" if name else ""
+
+
+def reviewed(stamp: str | None) -> str:
+    """When a memory was last reviewed, as a person says it: "reviewed 3 days ago", or
+    "never reviewed"."""
+    return "never reviewed" if clock.parse(stamp) is None else f"reviewed {clock.age(stamp)}"
+
+
+def used(times: int) -> str:
+    """How often a memory was used: "never used", "used once", "used 3 times"."""
+    return {0: "never used", 1: "used once"}.get(times, f"used {times:,} times")
+
+
+def links_removed(changed: list[str]) -> str:
+    """What a delete did to the links of other memories, as both faces say it."""
+    if not changed:
+        return "no other memory linked to it"
+    return f"links to it removed from {memories(len(changed))}"
+
+
+def hit_line(hit: SearchHit) -> str:
+    """A search hit on one line (search_mem's text, `memvault search`)."""
+    return (
+        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}{by(hit)}, "
+        f"{reviewed(hit.last_reviewed)}, relevance {hit.relevance:.2f})"
+        + (f": {' '.join(hit.snippet.split())}" if hit.snippet.strip() else "")
+    )
+
+
+def note_line(row: NoteRow) -> str:
+    """A listed memory on one line (list_mem's text, `memvault list`)."""
+    return (
+        f"{row.title} (id {row.id}, {row.path}, updated {row.age}{by(row)}, "
+        f"{reviewed(row.last_reviewed)}, {used(row.access_count)})"
+    )
+
+
+def _showing(shown: int, total: int, offset: int) -> str:
+    """Which of `total` a page shows, when not all: "; showing 11-20", "; none past 40"."""
+    if shown == total:
+        return ""
+    if shown == 0:
+        return f"; none past {offset:,}"
+    if shown == 1:
+        return f"; showing number {offset + 1:,}"
+    return f"; showing {offset + 1:,}-{offset + shown:,}"
+
+
+# How a search ranked, said after its count when not by words alone.
+_RANKED = {"hybrid": ", by words and meaning", "semantic": ", by meaning"}
+
+
+def search_heading(page: SearchPage, query: str) -> str:
+    """The line above a page of search hits: how many match, how they were ranked (unless by
+    words alone), and which are shown."""
+    if page.total == 0:
+        return f"No memories match {query!r}."
+    verb = "matches" if page.total == 1 else "match"
+    matched = memories(page.total)
+    how = _RANKED.get(page.mode, "")
+    return f"{matched} {verb} {query!r}{how}{_showing(len(page.results), page.total, page.offset)}."
+
+
+def similar_heading(found: Related, name: str) -> str:
+    """similar_mem's first line: how many, like which memory, and found how."""
+    how = "in meaning" if found.by == "meaning" else "by their words (not embedded, or no model)"
+    return f"{len(found.results)} memories like {name!r}, {how}; relevance is the similarity."
+
+
+def list_heading(shown: int, total: int, offset: int) -> str:
+    """The line above a page of listed memories: how many there are, and which are shown."""
+    listed = memories(total)
+    return f"{listed[0].upper()}{listed[1:]}{_showing(shown, total, offset)}."

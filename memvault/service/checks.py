@@ -1,0 +1,100 @@
+"""`memvault check`: what is wrong in a vault (broken, one-sided and ambiguous links, duplicate
+ids, frontmatter memvault cannot parse, files it cannot read, appends an editor saved over, with
+`--secrets` files holding secrets), and the repairs `check --fix` makes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from memvault.core import clock
+from memvault.core.memory import new_id
+from memvault.core.records import (
+    AmbiguousLink,
+    CheckReport,
+    DuplicateId,
+    FileSecret,
+    LinkPair,
+    LostAppend,
+    Malformed,
+    Skipped,
+)
+from memvault.core.secrets import find_secrets
+from memvault.errors import MemvaultError
+from memvault.index.database import APPEND_DAYS, Index
+from memvault.storage.files import VaultStore
+from memvault.writes.links import LinkService
+from memvault.writes.writer import Writer
+
+
+def find_problems(
+    index: Index, store: VaultStore, links: LinkService, skipped: list[Skipped]
+) -> CheckReport:
+    """Everything `check` reports, read from the index (no file is written; only the files of
+    memories appended to lately are read), with the files the last walk of the vault skipped
+    (`skipped`) that the index has no problem for."""
+    malformed = [Malformed(*found) for found in index.problems()]
+    known = {bad.path for bad in malformed}
+    return CheckReport(
+        broken_links=[LinkPair(*pair) for pair in index.dangling()],
+        one_sided_links=[LinkPair(*pair) for pair in links.one_sided()],
+        duplicate_ids=[DuplicateId(*found) for found in index.duplicate_ids()],
+        malformed=malformed,
+        ambiguous_links=[AmbiguousLink(*found) for found in index.ambiguous()],
+        unreadable=[s for s in skipped if s.path not in known],
+        lost_appends=lost_appends(index, store),
+    )
+
+
+def lost_appends(index: Index, store: VaultStore) -> list[LostAppend]:
+    """The appends memvault acknowledged in the last APPEND_DAYS that their memory no longer
+    holds, in any file with its id: an editor read it before the append and saved that copy
+    over it later. memvault's own changes forget what they take out (`Index.forget_taken_out`);
+    a memory gone, or a file that cannot be read now, is left to the other checks."""
+    since = clock.iso(clock.now() - timedelta(days=APPEND_DAYS))
+    bodies: dict[str, str | None] = {}
+    lost: dict[int, LostAppend] = {}
+    held: set[int] = set()
+    for record, path, at, text in index.appends_since(since):
+        if path not in bodies:
+            memory = store.read_if_readable(path)
+            bodies[path] = None if memory is None else memory.body
+        body = bodies[path]
+        if body is None or text in body:
+            held.add(record)
+        else:
+            lost.setdefault(record, LostAppend(path, at, text))
+    return [found for record, found in lost.items() if record not in held]
+
+
+def secrets_in_files(index: Index, store: VaultStore) -> list[FileSecret]:
+    """Every secret in the vault's files (frontmatter included), by path and line; a file gone
+    or unreadable since it was indexed is left to the other checks."""
+    found = []
+    for path in sorted(path for path, _size, _mtime in index.indexed_files()):
+        try:
+            text = store.read_text(path)
+        except MemvaultError:
+            continue
+        found += [FileSecret(path, s.kind, s.line) for s in find_secrets(text)]
+    return found
+
+
+def repair(index: Index, store: VaultStore, writer: Writer, links: LinkService) -> list[str]:
+    """Add the missing side of one-sided links and give duplicated ids fresh ones; what was
+    done, one line each. The caller holds the vault lock."""
+    fixed = [f"linked back {b} -> {a}" for a, b in links.repair()]
+    return fixed + _fix_duplicate_ids(index, store, writer)
+
+
+def _fix_duplicate_ids(index: Index, store: VaultStore, writer: Writer) -> list[str]:
+    """Give every copy after the first (oldest, then by path) a fresh id."""
+    fixed = []
+    for memory_id, paths in index.duplicate_ids():
+        copies = [store.read_for_edit(p) for p in paths]
+        copies.sort(key=lambda c: (c[0].created_at or "", c[0].path))
+        for memory, doc, base in copies[1:]:
+            if doc.writable:
+                fresh = new_id()
+                writer.save(memory.path, doc, memory.body, {"id": fresh}, base)
+                fixed.append(f"new id {fresh} for {memory.path} (was {memory_id})")
+    return fixed
