@@ -25,7 +25,7 @@ from memvault.core.markdown import BodyEdit
 from memvault.core.records import Filter, SearchMode
 from memvault.index.database import Index
 from memvault.presentation.lines import stats_text
-from memvault.semantic import engine as semantic
+from memvault.semantic import embedding_worker
 from memvault.semantic import prune as stale_vectors
 from memvault.semantic.model import Embedder, Unavailable, find_model
 from memvault.semantic.vector_store import VectorStore
@@ -766,7 +766,7 @@ def test_a_server_s_pass_after_a_write_reads_the_notes_that_changed_not_every_no
 
     monkeypatch.setattr(VectorStore, "notes", reading)
     # No full pass falls due during the test, however slow the machine.
-    monkeypatch.setattr(semantic, "FULL_PASS_SECONDS", 3600.0)
+    monkeypatch.setattr(embedding_worker, "FULL_PASS_SECONDS", 3600.0)
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     other = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     try:

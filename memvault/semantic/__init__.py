@@ -1,12 +1,13 @@
 """Search by meaning with a local model.
 
-- `engine`: `Semantic`: the model loaded in the background, the vectors in memory, the
-  embedding that follows content hashes (a server's one low-priority worker).
-- `model`: finding a model (the default package, a folder, `off`) and running it.
-- `model_cache`: the default model quantised to int8 once per user; `bert_graph`: its graph
-  rebuilt with onnxruntime's fused operators first.
-- `chunks`: a note cut by heading and paragraph within the model's budget (pure).
-- `vectors`: one model's chunk vectors in memory, searched by brute force (pure).
+- `engine`: `Semantic`: a vault's semantic side: the parts below, and the searches that read them.
+- `model`: a model found (package, folder, `off`) and run; `Model`: a vault's, or why it is off.
+- `loaded_vectors`: `LoadedVectors`: the vectors in memory that searches read, kept in step.
+- `embedding_worker`: `EmbeddingWorker`: what is missing, embedded (a server's thread, or `embed`).
+- `prune`: vectors and chunk maps no note uses any more, dropped; `PruneSchedule`: a server's.
 - `vector_store`: chunk maps and vectors in the index, kept through rebuilds by content hash.
-- `prune`: vectors and chunk maps no note uses any more, dropped.
+- `vectors`: one model's chunk vectors in memory, searched by brute force (pure).
+- `chunks`: a note cut by heading and paragraph within the model's budget (pure).
+- `model_cache`: the default model quantised to int8 once per user.
+- `bert_graph`: the default model's graph rebuilt with fused operators, to quantise (pure).
 """

@@ -10,6 +10,7 @@ as sentence-transformers and Xenova's exports lay them out, with its pooling rea
 from `sentence_bert_config.json`, or set in a `memvault.json` there: `{"pooling": "cls",
 "query_prefix": "query: ", "passage_prefix": "passage: ", "max_tokens": 512}`. Without the
 extra, or with `MEMVAULT_EMBED_MODEL=off`, search is full-text only and `Unavailable` says why.
+`Model` is one vault's: found at its first need, loaded and tried once, or why it is off.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from memvault import workers
 from memvault.errors import MemvaultError
 from memvault.semantic import model_cache
 from memvault.semantic.chunks import RECIPE, Measure
@@ -328,3 +330,64 @@ def embed_passages(spec: ModelSpec, texts: list[str]) -> Vectors:
     if embedder is None:
         embedder = _LOADED[spec.key] = Embedder(spec)
     return embedder.passages(texts)
+
+
+class Model:
+    """The model of one vault's semantic search: found at its first need, loaded and run once
+    on a word when something needs it run, and why semantic search is off when it is."""
+
+    def __init__(self, setting: str | None) -> None:
+        self._setting = setting
+        # Why the model would not load or run, once it failed to: semantic search is then off.
+        self._broken = ""
+
+    @cached_property
+    def _found(self) -> tuple[ModelSpec | None, str]:
+        """The model and why there is none, looked up at the first need: a command that never
+        searches (write, list) does not pay for finding and fingerprinting it."""
+        try:
+            return find_model(self._setting), ""
+        except Unavailable as exc:
+            return None, str(exc)
+
+    @property
+    def spec(self) -> ModelSpec | None:
+        """The model's files and options; None when semantic search is off."""
+        return None if self._broken else self._found[0]
+
+    @property
+    def reason(self) -> str:
+        """Why semantic search is off; empty when it is on."""
+        return self._broken or self._found[1]
+
+    @property
+    def enabled(self) -> bool:
+        """Whether a model is found and has not failed to load or run."""
+        return self.spec is not None
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """The model, ready to run (made at its first need), on every core: what it embeds
+        here, someone waits for. One that will not load or run (a damaged file, a graph of
+        other inputs or outputs) turns semantic search off in this process, with the reason,
+        rather than failing every search and write."""
+        if self.spec is None:
+            raise Unavailable(self.reason)
+        try:
+            embedder = Embedder(self.spec, threads=workers.parallelism() or 1)
+            embedder.query("memvault")
+        except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
+            self._broken = (
+                f"semantic search is off: the model {self.spec.onnx} will not load or run "
+                f"({type(exc).__name__}: {exc}); set MEMVAULT_EMBED_MODEL to a model folder "
+                "that works, or to off"
+            )
+            raise Unavailable(self._broken) from exc
+        return embedder
+
+    def runs(self) -> bool:
+        """Whether the model loads and runs (loading it, at its first need)."""
+        try:
+            return self.embedder.dimensions > 0
+        except Unavailable:
+            return False

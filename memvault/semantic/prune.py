@@ -1,11 +1,12 @@
 """Vectors and chunk maps no note uses any more, dropped: the index keeps them by content
 (semantic/vector_store.py), so each edit of a note leaves its old content's chunk map behind,
 and the vectors of the chunks it changed. Plain SQL: `memvault reindex` prunes without the semantic
-extra (numpy) installed."""
+extra (numpy) installed. A server prunes on a schedule (`PruneSchedule`), after its embedding."""
 
 from __future__ import annotations
 
 import sqlite3
+import time
 
 from memvault.index.database import Index
 from memvault.semantic.chunks import RECIPE
@@ -14,6 +15,11 @@ from memvault.semantic.model import default_fingerprint, retired
 # A prune that frees more chunks than this looks up every vector's text rather than the
 # freed ones (and stays under SQLite's limit of parameters).
 PRUNE_NAMED = 500
+# How often a server drops the vectors and chunk maps no note uses any more (notes edited or
+# deleted since), after embedding what changed: at most this often, the first time this long
+# after its start (not while a session's first requests come in).
+PRUNE_SECONDS = 3600.0
+PRUNE_FIRST_SECONDS = 600.0
 
 
 def prune(index: Index, thorough: bool) -> int:
@@ -21,7 +27,7 @@ def prune(index: Index, thorough: bool) -> int:
     chunk maps of content no note has now (a note edited, deleted) or cut by an older recipe
     (chunks.RECIPE), and the vectors of the chunks only those maps named; and every vector and
     map of a copy of the default model an older version made, by another recipe or from the
-    weights of another release of its package (`embedding.retired`: at 100k notes about 440 MB
+    weights of another release of its package (`model.retired`: at 100k notes about 440 MB
     no search reads). `thorough` also drops every other vector no chunk map
     names (left by a kept-state migration, or by a version that never pruned): a lookup of
     every vector's text among the maps' (0.5 s in all at 570k chunks), for `memvault
@@ -54,6 +60,22 @@ def prune(index: Index, thorough: bool) -> int:
                 f"DELETE FROM embeddings WHERE hash IN ({marks}) AND {unused}", list(freed)
             ).rowcount
         return gone
+
+
+class PruneSchedule:
+    """When a server prunes (not thorough): PRUNE_FIRST_SECONDS after it starts, then
+    PRUNE_SECONDS after the last prune."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+        self._next = time.monotonic() + PRUNE_FIRST_SECONDS
+
+    def prune_if_due(self) -> int:
+        """`prune` once it is due; how many vectors went (none when it was not due)."""
+        if time.monotonic() < self._next:
+            return 0
+        self._next = time.monotonic() + PRUNE_SECONDS
+        return prune(self._index, thorough=False)
 
 
 def _models(db: sqlite3.Connection) -> list[str]:

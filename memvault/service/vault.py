@@ -80,6 +80,7 @@ from memvault.policies import Policies
 from memvault.search import relevance, similarity
 from memvault.search.filters import same_scope
 from memvault.search.fusion import fuse
+from memvault.semantic import prune
 from memvault.semantic.engine import Semantic
 from memvault.semantic.model import OFF
 from memvault.service import checks, near_duplicates, related
@@ -208,7 +209,7 @@ class VaultService:
                     yield
             finally:
                 self._changing.active = False
-        self._semantic.wake()
+        self._semantic.embedding.wake()
 
     @property
     def root(self) -> Path:
@@ -376,15 +377,15 @@ class VaultService:
     def embed(self, progress: Progress | None = None) -> int:
         """Embed every note without current vectors now (the server does it in the
         background); returns how many. Unavailable says why semantic search is off."""
-        return self._semantic.catch_up(progress)
+        return self._semantic.embedding.catch_up(progress)
 
     def serve_semantic(self) -> None:
         """Embed new and changed notes in a background thread from now on (a server), or say
         in the log why semantic search is off."""
-        reason = self._semantic.reason
+        reason = self._semantic.model.reason
         if reason:
             log.log(logging.INFO if f"={OFF}" in reason else logging.WARNING, reason)
-        self._semantic.start()
+        self._semantic.embedding.start()
 
     def list_memories(
         self,
@@ -842,20 +843,20 @@ class VaultService:
         """Make the index again from the files (kept state survives), remove temp files a
         crash left behind, and drop the vectors no note uses any more."""
         summary = sync.rebuild(self._index, self._store, progress, sweep=True)
-        summary.dropped_vectors = self._semantic.prune(thorough=True)
+        summary.dropped_vectors = prune.prune(self._index, thorough=True)
         return summary
 
     def sync(self) -> SyncSummary:
         """Index what changed on disk since the last pass (edits made outside memvault), and
         remove temp files a crash left behind."""
         summary = sync.sync(self._index, self._store, sweep=True)
-        self._semantic.wake()
+        self._semantic.embedding.wake()
         return summary
 
     def refresh(self, path: str) -> str:
         """Bring one file's index entry up to date with the disk (the watcher's unit of work)."""
         outcome = sync.refresh(self._index, self._store, path)
-        self._semantic.wake()
+        self._semantic.embedding.wake()
         return outcome
 
     def check(self, fix: bool = False, secrets: bool = False) -> CheckReport:
