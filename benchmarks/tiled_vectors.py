@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         where = Filter(
             query.category if query.tag is None else None, (query.tag,) if query.tag else ()
         )
-        among, _ = index.admitted(where)
+        among, _ = index.search.admitted(where)
         passing = np.array(sorted(among or ()), dtype=np.int64)
         tiled = {int(n) for n in np.concatenate([passing + k * top for k in range(args.times)])}
         shares.append(len(passing) / notes)

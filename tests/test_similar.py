@@ -20,7 +20,7 @@ from memvault.cli import main
 from memvault.config import Settings
 from memvault.core.records import Filter
 from memvault.errors import Duplicate, NotFound
-from memvault.index.database import Index
+from memvault.index.names import Names
 from memvault.semantic.model import Embedder
 from memvault.semantic.vectors import Near, VectorTable
 from memvault.service.vault import DUPLICATE_CANDIDATES, VaultService
@@ -154,18 +154,18 @@ def test_the_guard_compares_texts_while_the_model_runs_and_keeps_its_order(
     until the comparison has begun). The refusals keep their order: the title, then the
     near-identical text, then the reworded twin."""
     compared = threading.Event()
-    embed, all_words = Embedder.passages, Index.with_all_words
+    embed, all_words = Embedder.passages, Names.with_all_words
 
     def embedding(self: Embedder, texts: Sequence[str]) -> np.ndarray:
         assert compared.wait(10), "the texts were compared only after the model ran"
         return embed(self, texts)
 
-    def comparing(self: Index, *args: Any) -> list[str]:
+    def comparing(self: Names, *args: Any) -> list[str]:
         compared.set()
         return all_words(self, *args)
 
     monkeypatch.setattr(Embedder, "passages", embedding)
-    monkeypatch.setattr(Index, "with_all_words", comparing)
+    monkeypatch.setattr(Names, "with_all_words", comparing)
     gotcha = embedded.create(*GOTCHA, category="gotcha")
     embedded.embed()
     with pytest.raises(Duplicate, match="in other words") as reworded:

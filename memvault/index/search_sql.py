@@ -1,7 +1,7 @@
 """The SQL of searches and listings: what a query and a filter become, as (sql, parameters).
 
 Pure functions, so a test can print the SQL of a search and pin it (as sqlite-utils'
-`search_sql()` does); `Index.search` runs them. The query's words come from
+`search_sql()` does); `searching.Search.page` runs them. The query's words come from
 `search/query.py`, the filter's terms from `search/filters.py`; every term is a quoted FTS5
 string, so no input is an error.
 """

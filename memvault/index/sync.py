@@ -69,10 +69,10 @@ def changes(index: Index, store: VaultStore, sweep: bool = False) -> Changes:
     """
     helper = None
     with ExitStack() as stack:
-        if index.rowid_high() >= PARALLEL_FROM and workers.forks():
+        if index.entries.rowid_high() >= PARALLEL_FROM and workers.forks():
             pool = stack.enter_context(workers.pool(1))
             helper = pool.submit(walked, store.root, (1, 2), sweep)
-        indexed = index.indexed_files()
+        indexed = index.entries.indexed_files()
         skipped: list[Skipped] = []
         files: list[Stat] = list(store.walk(skipped, (0, 2) if helper else (0, 1), sweep))
         if helper is not None:
@@ -100,7 +100,7 @@ def sync(
     read = {info.path for info in found.changed}
     summary.skipped += [
         Skipped(path, f"indexed read-only: {problem}")
-        for path, problem in index.problems()
+        for path, problem in index.reports.problems()
         if path in read
     ]
     summary.seconds = round(time.perf_counter() - started, 3)
@@ -110,7 +110,7 @@ def sync(
 def _apply(index: Index, store: VaultStore, found: Changes, summary: SyncSummary) -> None:
     """Index what `changes` found, in one write transaction (none when nothing changed, so a
     sync of an index in step with the files writes nothing)."""
-    with index.transaction() as db:
+    with index.pool.transaction() as db:
         new_ids: dict[str, str] = {}
         for info in found.changed:
             try:
@@ -118,14 +118,14 @@ def _apply(index: Index, store: VaultStore, found: Changes, summary: SyncSummary
             except MemvaultError as exc:
                 summary.skipped.append(Skipped(info.path, str(exc)))
                 continue
-            outcome = index.apply(db, info, text, index.state(db, info.path))
+            outcome = index.entries.apply(db, info, text, index.entries.state(db, info.path))
             if outcome == "added":
                 summary.added += 1
                 new_ids[content_hash(text)] = info.path
             elif outcome == "updated":
                 summary.updated += 1
         for path in found.gone:
-            old = index.gone_state(db, path)
+            old = index.entries.gone_state(db, path)
             if old is None:
                 continue
             moved_to = new_ids.pop(old[0], None)
@@ -134,8 +134,8 @@ def _apply(index: Index, store: VaultStore, found: Changes, summary: SyncSummary
             else:
                 summary.moved += 1
                 summary.added -= 1
-                index.move_usage(db, old[1], moved_to)
-            index.drop(db, path)
+                index.entries.move_usage(db, old[1], moved_to)
+            index.entries.drop(db, path)
 
 
 def rebuild(
@@ -146,8 +146,8 @@ def rebuild(
     started = time.perf_counter()
     summary = RebuildSummary()
     files = list(store.walk(summary.skipped, sweep=sweep))
-    known = index.update_times()
-    with index.rebuilding() as db:
+    known = index.entries.update_times()
+    with index.entries.rebuilding() as db:
         jobs = [(str(store.root), f.path, f.size, f.mtime_ns) for f in files]
         for done, rows in enumerate(_parsed(jobs), start=1):
             if isinstance(rows, Skipped):
@@ -156,11 +156,11 @@ def rebuild(
             if rows.problem:
                 path = str(rows.note[0])
                 summary.skipped.append(Skipped(path, f"indexed read-only: {rows.problem}"))
-            index.write_rows(db, with_known_time(rows, known) if known else rows)
+            index.entries.write_rows(db, with_known_time(rows, known) if known else rows)
             summary.notes += 1
             if progress is not None and (done % BATCH == 0 or done == len(files)):
                 progress(done, len(files))
-    summary.links, summary.unresolved_links, summary.attachments = index.link_counts()
+    summary.links, summary.unresolved_links, summary.attachments = index.reports.link_counts()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
@@ -173,11 +173,11 @@ def refresh(index: Index, store: VaultStore, path: str) -> str:
     info = store.stat(path, skipped)
     for item in skipped:
         log.warning("%s: %s", item.path, item.reason)
-    state = index.file_state(path)
+    state = index.entries.file_state(path)
     if info is None:
         if state is None:
             return "unchanged"
-        index.remove(path)
+        index.entries.remove(path)
         return "removed"
     if state is not None and (state[0], state[1]) == (info.size, info.mtime_ns):
         return "unchanged"
@@ -186,8 +186,8 @@ def refresh(index: Index, store: VaultStore, path: str) -> str:
     except MemvaultError as exc:
         log.warning("%s: not indexed: %s", path, exc)
         return "skipped"
-    with index.transaction() as db:
-        index.apply(db, info, text, state)
+    with index.pool.transaction() as db:
+        index.entries.apply(db, info, text, state)
     return "added" if state is None else "updated"
 
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from memvault import workers
 from memvault.core.records import Progress
 from memvault.errors import MemvaultError
-from memvault.index.database import TOUCHED_KEPT, Index
+from memvault.index.database import Index
+from memvault.index.entries import TOUCHED_KEPT
 from memvault.semantic.chunks import Chunk, chunks
 from memvault.semantic.loaded_vectors import LoadedVectors
 from memvault.semantic.model import BATCH, Embedder, Model, Unavailable, embed_passages
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 IDLE_SECONDS = 30.0
 # A pass over every note's content hash (140 ms at 100k notes, the GIL held for most of it) runs
 # at most this often, and at a server's start; the passes a write wakes between two look only at
-# the notes this process changed (Index.touched_notes) and those not yet settled. Another
+# the notes this process changed (Entries.touched_notes) and those not yet settled. Another
 # process's changes are taken in by the next full pass.
 FULL_PASS_SECONDS = IDLE_SECONDS
 # The duplicate guard's vectors of new memories' first chunks kept (the newest), for the pass
@@ -184,7 +185,7 @@ class EmbeddingWorker:
         those this process changed since and those an earlier pass left unsettled; notes gone
         from the index are forgotten first (LoadedVectors.stale)."""
         now = time.monotonic()
-        touched = self._index.touched_notes()
+        touched = self._index.entries.touched_notes()
         with self._lock:
             looked = self._unsettled | (touched or set())
         full = everything or touched is None or len(looked) > TOUCHED_KEPT

@@ -44,7 +44,7 @@ class Semantic:
         """Whether the index holds vectors of this model (without loading it or numpy)."""
         spec = self.model.spec
         return spec is not None and bool(
-            self._index.query("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", [spec.key])
+            self._index.pool.query("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", [spec.key])
         )
 
     def loading(self) -> bool:

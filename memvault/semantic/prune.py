@@ -35,7 +35,7 @@ def prune(index: Index, thorough: bool) -> int:
     back to it embeds nothing again."""
     suffix = f"/{RECIPE}"
     installed = default_fingerprint()
-    with index.transaction() as db:
+    with index.pool.transaction() as db:
         gone = 0
         for model in [m for m in _models(db) if retired(m, installed)]:
             db.execute("DELETE FROM chunk_maps WHERE chunker = ?", (f"{model}{suffix}",))

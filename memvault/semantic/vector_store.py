@@ -59,9 +59,9 @@ class VectorStore:
         """Every note's rowid and content hash (or those of the notes `only` names that are
         still there): what the vectors in memory must follow."""
         if only is None:
-            rows = self._index.query("SELECT rowid, hash FROM notes")
+            rows = self._index.pool.query("SELECT rowid, hash FROM notes")
         else:
-            rows = self._index.query(
+            rows = self._index.pool.query(
                 "SELECT rowid, hash FROM notes WHERE rowid IN (SELECT value FROM json_each(?))",
                 [json.dumps(sorted(only))],
             )
@@ -73,7 +73,7 @@ class VectorStore:
         vectors, in one transaction (`save`), so a note with a first chunk under this chunker
         is embedded: found without the vectors' table (joining it, a read of 450 MB at 100k
         notes, ran past the index's 10 s limit)."""
-        rows = self._index.query(
+        rows = self._index.pool.query(
             "SELECT n.rowid, n.hash FROM notes n"
             " CROSS JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash AND c.seq = 0",
             [self.chunker],
@@ -82,12 +82,12 @@ class VectorStore:
 
     def note_path(self, rowid: int) -> tuple[str, str] | None:
         """The path and content hash of a note, None once it is gone."""
-        rows = self._index.query("SELECT path, hash FROM notes WHERE rowid = ?", [rowid])
+        rows = self._index.pool.query("SELECT path, hash FROM notes WHERE rowid = ?", [rowid])
         return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
     def chunks(self, note_hash: str) -> list[ChunkRow]:
         """The chunks recorded for this content, in order; empty when it was never chunked."""
-        rows = self._index.query(
+        rows = self._index.pool.query(
             "SELECT seq, chunk_hash, start, end FROM chunk_maps"
             " WHERE chunker = ? AND note_hash = ? ORDER BY seq",
             [self.chunker, note_hash],
@@ -101,7 +101,7 @@ class VectorStore:
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
             marks = ", ".join("?" for _ in part)
-            for row in self._index.query(
+            for row in self._index.pool.query(
                 f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
                 [self.model, *part],
             ):
@@ -114,7 +114,7 @@ class VectorStore:
         """Record a content's chunks and their vectors, in one transaction: those found in the
         index too, which a prune (semantic/prune.py) since they were read may have dropped
         (written again only if missing), so no chunk map is ever left without its vectors."""
-        with self._index.transaction() as db:
+        with self._index.pool.transaction() as db:
             db.execute(
                 "DELETE FROM chunk_maps WHERE chunker = ? AND note_hash = ?",
                 (self.chunker, note_hash),
@@ -134,13 +134,13 @@ class VectorStore:
         read of the tables, each batch of blobs joined, decoded and quantised at once into a
         matrix with `room` (a share of its rows) to spare for the notes embedded later."""
         join = " FROM notes n CROSS JOIN chunk_maps c ON c.chunker = ? AND c.note_hash = n.hash"
-        total = int(self._index.query(f"SELECT count(*){join}", [self.chunker])[0][0])
+        total = int(self._index.pool.query(f"SELECT count(*){join}", [self.chunker])[0][0])
         matrix = np.zeros((total + int(total * room) + 1, dimensions), dtype=np.int8)
         scales = np.zeros(len(matrix), dtype=np.float32)
         notes: list[int] = []
         hashes: dict[int, str] = {}
         incomplete: set[int] = set()
-        for batch in self._index.stream(
+        for batch in self._index.pool.stream(
             f"SELECT n.rowid, n.hash, e.vector{join}"
             " LEFT JOIN embeddings e ON e.model = ? AND e.hash = c.chunk_hash"
             " ORDER BY n.rowid, c.seq",

@@ -20,7 +20,8 @@ from memvault.core.records import (
 )
 from memvault.core.secrets import find_secrets
 from memvault.errors import MemvaultError
-from memvault.index.database import APPEND_DAYS, Index
+from memvault.index.appends import APPEND_DAYS
+from memvault.index.database import Index
 from memvault.storage.files import VaultStore
 from memvault.writes.links import LinkService
 from memvault.writes.writer import Writer
@@ -32,14 +33,14 @@ def find_problems(
     """Everything `check` reports, read from the index (no file is written; only the files of
     memories appended to lately are read), with the files the last walk of the vault skipped
     (`skipped`) that the index has no problem for."""
-    malformed = [Malformed(*found) for found in index.problems()]
+    malformed = [Malformed(*found) for found in index.reports.problems()]
     known = {bad.path for bad in malformed}
     return CheckReport(
-        broken_links=[LinkPair(*pair) for pair in index.dangling()],
+        broken_links=[LinkPair(*pair) for pair in index.reports.dangling()],
         one_sided_links=[LinkPair(*pair) for pair in links.one_sided()],
-        duplicate_ids=[DuplicateId(*found) for found in index.duplicate_ids()],
+        duplicate_ids=[DuplicateId(*found) for found in index.reports.duplicate_ids()],
         malformed=malformed,
-        ambiguous_links=[AmbiguousLink(*found) for found in index.ambiguous()],
+        ambiguous_links=[AmbiguousLink(*found) for found in index.reports.ambiguous()],
         unreadable=[s for s in skipped if s.path not in known],
         lost_appends=lost_appends(index, store),
     )
@@ -48,13 +49,13 @@ def find_problems(
 def lost_appends(index: Index, store: VaultStore) -> list[LostAppend]:
     """The appends memvault acknowledged in the last APPEND_DAYS that their memory no longer
     holds, in any file with its id: an editor read it before the append and saved that copy
-    over it later. memvault's own changes forget what they take out (`Index.forget_taken_out`);
+    over it later. memvault's own changes forget what they take out (`Appends.forget_taken_out`);
     a memory gone, or a file that cannot be read now, is left to the other checks."""
     since = clock.iso(clock.now() - timedelta(days=APPEND_DAYS))
     bodies: dict[str, str | None] = {}
     lost: dict[int, LostAppend] = {}
     held: set[int] = set()
-    for record, path, at, text in index.appends_since(since):
+    for record, path, at, text in index.appends.since(since):
         if path not in bodies:
             memory = store.read_if_readable(path)
             bodies[path] = None if memory is None else memory.body
@@ -70,7 +71,7 @@ def secrets_in_files(index: Index, store: VaultStore) -> list[FileSecret]:
     """Every secret in the vault's files (frontmatter included), by path and line; a file gone
     or unreadable since it was indexed is left to the other checks."""
     found = []
-    for path in sorted(path for path, _size, _mtime in index.indexed_files()):
+    for path in sorted(path for path, _size, _mtime in index.entries.indexed_files()):
         try:
             text = store.read_text(path)
         except MemvaultError:
@@ -89,7 +90,7 @@ def repair(index: Index, store: VaultStore, writer: Writer, links: LinkService) 
 def _fix_duplicate_ids(index: Index, store: VaultStore, writer: Writer) -> list[str]:
     """Give every copy after the first (oldest, then by path) a fresh id."""
     fixed = []
-    for memory_id, paths in index.duplicate_ids():
+    for memory_id, paths in index.reports.duplicate_ids():
         copies = [store.read_for_edit(p) for p in paths]
         copies.sort(key=lambda c: (c[0].created_at or "", c[0].path))
         for memory, doc, base in copies[1:]:

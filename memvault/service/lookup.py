@@ -46,12 +46,12 @@ class Lookup:
                 f"identifier {identifier!r} holds a NUL character, which no memory's name has;"
                 " pass a memory's id, path, slug, title or alias"
             )
-        paths = self._index.resolve(identifier)
+        paths = self._index.names.resolve(identifier)
         path = _plain_path(identifier)
         if not paths and path != identifier.strip():
-            paths = self._index.resolve(path)
+            paths = self._index.names.resolve(path)
         if len(paths) > 1:
-            first = self._index.note(paths[0])
+            first = self._index.names.note(paths[0])
             if first is not None and first.id == identifier.strip():
                 return paths[0]
             raise NotFound(
@@ -71,7 +71,7 @@ class Lookup:
     def read_head(self, path: str, limit: int) -> Head:
         """A memory read from at most `limit` bytes of its file (`VaultStore.read_head`, with
         the index's record of the file), with its time as `read` gives it."""
-        memory, size = self._store.read_head(path, limit, self._index.file_state(path))
+        memory, size = self._store.read_head(path, limit, self._index.entries.file_state(path))
         return Head(self._known_time(memory), size, size > limit)
 
     def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
@@ -83,7 +83,7 @@ class Lookup:
 
     def _known_time(self, memory: Memory) -> Memory:
         """The memory with the update time the index recorded for its content, if any."""
-        known = self._index.known_update(memory.path, memory.version)
+        known = self._index.entries.known_update(memory.path, memory.version)
         if known is not None:
             memory.updated_at = known
         return memory
@@ -116,8 +116,8 @@ class Lookup:
         `similarity.SUGGEST_FLOOR` up; among those `where` picks (default: all)."""
         where = where or EVERY
         suggestions = []
-        for path, score in similarity.closest(identifier, self._index.names(where), limit):
-            note = self._index.note(path)
+        for path, score in similarity.closest(identifier, self._index.names.every(where), limit):
+            note = self._index.names.note(path)
             if note is not None:
                 suggestions.append(Suggestion(note.id, note.title, path, score))
         return suggestions
@@ -154,7 +154,7 @@ class Lookup:
         if info is None:
             return None
         try:
-            self._index.upsert(info.path, self._store.read_text(info.path), info)
+            self._index.entries.upsert(info.path, self._store.read_text(info.path), info)
         except (Invalid, NotFound):
             return None
         return info.path
@@ -175,6 +175,6 @@ def _split_prefix(identifier: str, index: Index) -> tuple[Filter | None, str]:
     if not (sep and head and tail):
         return None, identifier
     for where in (replace(EVERY, category=head), replace(EVERY, scope=head, only_scope=True)):
-        if index.list_notes(where, limit=1)[1]:
+        if index.search.list_notes(where, limit=1)[1]:
             return where, tail
     return None, identifier

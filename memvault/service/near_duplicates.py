@@ -24,7 +24,7 @@ WORDS = 6
 def near_duplicates(index: Index, store: VaultStore, limit: int) -> list[DuplicatePair]:
     """Up to `limit` pairs of live (not archived) notes whose texts are near duplicates, most
     alike first; each pair once."""
-    rows = index.query(
+    rows = index.pool.query(
         f"SELECT path FROM notes WHERE NOT {ARCHIVED} ORDER BY updated_at DESC LIMIT ?",
         (SCANNED,),
     )
@@ -33,7 +33,7 @@ def near_duplicates(index: Index, store: VaultStore, limit: int) -> list[Duplica
     for (path,) in rows:
         body = _body(store, bodies, path)
         words = similarity.longest_words(body, WORDS)
-        for other in index.with_all_words(words, CANDIDATES, similarity.largest_alike(body)):
+        for other in index.names.with_all_words(words, CANDIDATES, similarity.largest_alike(body)):
             key = (min(path, other), max(path, other))
             if other == path or key in pairs:
                 continue

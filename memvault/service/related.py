@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from memvault.core.memory import Memory
 from memvault.core.records import Filter, Related, SearchHit
-from memvault.index.database import Index, Match
+from memvault.index.database import Index
+from memvault.index.searching import Match
 from memvault.search.similarity import key_words
 from memvault.semantic.engine import Semantic
 from memvault.semantic.model import Unavailable
@@ -31,18 +32,18 @@ SHORT_WORDS = 60
 def similar(index: Index, semantic: Semantic, memory: Memory, limit: int, where: Filter) -> Related:
     """The memories under `where` most like `memory`, never itself: by meaning when it has
     vectors (the cosine of the notes' mean chunk vectors), else by a search of its key words."""
-    rowid = index.rowid(memory.path)
+    rowid = index.names.rowid(memory.path)
     if rowid is not None and semantic.has_vectors():
-        among, leaving_out = index.admitted(where)
+        among, leaving_out = index.search.admitted(where)
         try:
             near = semantic.related(rowid, limit, among, leaving_out)
         except Unavailable:  # the model will not run: by words, as without vectors
             near = None
         if near is not None:
             matches = [Match(n.note, -n.score, "", n.score) for n in near]
-            return Related(memory.id, "meaning", index.hits(matches, ""))
+            return Related(memory.id, "meaning", index.search.hits(matches, ""))
     query = " ".join(key_words(memory.title, memory.body))
-    page = index.search(query, limit + 1, 0, where)
+    page = index.search.page(query, limit + 1, 0, where)
     return Related(memory.id, "words", [h for h in page.results if h.id != memory.id][:limit])
 
 
@@ -61,4 +62,4 @@ def twins_soon(semantic: Semantic, title: str, content: str) -> Future[list[Near
 
 def reworded(index: Index, twins: list[Near]) -> list[SearchHit]:
     """The notes `twins` found, as hits (relevance: the cosine), those still indexed."""
-    return index.hits([Match(n.note, -n.score, "", n.score) for n in twins], "")
+    return index.search.hits([Match(n.note, -n.score, "", n.score) for n in twins], "")

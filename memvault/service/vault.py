@@ -73,8 +73,9 @@ from memvault.core.records import (
 from memvault.core.secrets import SecretPolicy, screened, screened_edit, screened_fields
 from memvault.errors import Conflict, Duplicate, Invalid, ReadOnly
 from memvault.index import sync
-from memvault.index.database import Index, Match
+from memvault.index.database import Index
 from memvault.index.search_sql import SORTS
+from memvault.index.searching import Match
 from memvault.index.sync import Changes
 from memvault.policies import Policies
 from memvault.search import relevance, similarity
@@ -160,7 +161,7 @@ class VaultService:
         to `progress`), else an incremental sync (of `found` when the caller looked for changes
         already). Only the index changes: no file is written (see `maintain`). The files it
         skipped, and why."""
-        if self._index.fresh:
+        if self._index.pool.fresh:
             return sync.rebuild(self._index, self._store, progress).skipped
         return sync.sync(self._index, self._store, found).skipped
 
@@ -222,24 +223,24 @@ class VaultService:
 
     def record_use(self, ids: Iterable[str]) -> None:
         """Count one use of each memory (kept state, never written into the files)."""
-        self._index.record_access(ids)
+        self._index.usage.record(ids)
 
     def usage(self) -> dict[str, Usage]:
         """Kept state of every memory used at least once, by id."""
-        return self._index.usage()
+        return self._index.usage.by_id()
 
     def restore_usage(self, memory_id: str, usage: Usage) -> None:
         """Set a memory's kept state (import), never lowering a count already here."""
-        self._index.restore_usage(memory_id, usage.access_count, usage.last_access)
+        self._index.usage.restore(memory_id, usage.access_count, usage.last_access)
 
     def has_id(self, memory_id: str) -> bool:
         """Whether a memory with this exact id is indexed."""
-        return self._index.has_id(memory_id)
+        return self._index.names.has_id(memory_id)
 
     def stats(self) -> Stats:
         """The vault's figures, with how far semantic search's embedding is (the model is not
         loaded for it: `semantic_status` is the check that it runs)."""
-        return replace(self._index.stats(), semantic=self._semantic.status(load=False))
+        return replace(self._index.reports.stats(), semantic=self._semantic.status(load=False))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -260,8 +261,8 @@ class VaultService:
     def passages(self, path: str, text: str, margin: int) -> list[str]:
         """The places `text` stands in the body of the memory at `path`, each with `margin`
         characters either side, as the index holds the body: what surrounds a search hit's
-        snippet, without reading its file (`Index.passages`)."""
-        return self._index.passages(path, text, margin)
+        snippet, without reading its file (`Search.passages`)."""
+        return self._index.search.passages(path, text, margin)
 
     def recall(self, identifier: str) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
@@ -269,14 +270,14 @@ class VaultService:
         candidates. `category:key` looks only in that category, `scope:key` only in that
         scope. Reads only: writes and deletes use `locate`, which never guesses."""
         found = self._lookup.recall(identifier)
-        self._index.record_access([found.memory.id])
+        self._index.usage.record([found.memory.id])
         return found
 
     def outgoing(self, memory: Memory) -> list[LinkRow]:
-        return self._index.outgoing(memory.path)
+        return self._index.names.outgoing(memory.path)
 
     def backlinks(self, memory: Memory) -> list[LinkRow]:
-        return self._index.backlinks(memory.path)
+        return self._index.names.backlinks(memory.path)
 
     def search(
         self,
@@ -311,7 +312,7 @@ class VaultService:
         page.offset, page.has_more = offset, offset + len(page.results) < page.total
         page.mode = chosen
         if count_use:
-            self._index.record_access(hit.id for hit in page.results)
+            self._index.usage.record(hit.id for hit in page.results)
         return page
 
     def _ranked(
@@ -319,7 +320,7 @@ class VaultService:
     ) -> SearchPage:
         """A page of the search in `mode`, in its ranking's order."""
         if mode == "keyword":
-            return self._index.search(query, limit, offset, where)
+            return self._index.search.page(query, limit, offset, where)
         return self._by_meaning(query, limit, offset, where, mode == "hybrid")
 
     def _by_meaning(
@@ -332,18 +333,20 @@ class VaultService:
         if not query.strip() or limit <= 0:
             return SearchPage([], 0)
         question = self._semantic.question_soon(query)
-        among, leaving_out = self._index.admitted(where)
+        among, leaving_out = self._index.search.admitted(where)
         count = max(CANDIDATES, wanted)
         meaning = self._semantic.nearest_soon(question, count, among, leaving_out)
-        words = self._index.candidates(query, where, count) if hybrid else []
-        held = self._index.share_held(words[0].rowid, query) if words else 1.0
+        words = self._index.search.candidates(query, where, count) if hybrid else []
+        held = self._index.search.share_held(words[0].rowid, query) if words else 1.0
         # The snippets of full-text's first `wanted`, made while the semantic side finishes:
         # the page's full-text hits are mostly those; any other one's follow the fusion.
-        early = self._index.with_snippets(words[:wanted], query)
+        early = self._index.search.with_snippets(words[:wanted], query)
         near = meaning.result()
         ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near], held)
         shown = {rowid for rowid, _score in ranked[offset:wanted]}
-        late = self._index.with_snippets([m for m in words[wanted:] if m.rowid in shown], query)
+        late = self._index.search.with_snippets(
+            [m for m in words[wanted:] if m.rowid in shown], query
+        )
         snippets = {m.rowid: m.snippet for m in [*early, *late]}
         chunk_of = {n.note: n.chunk for n in near}
 
@@ -359,7 +362,7 @@ class VaultService:
             Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0))
             for rowid, score in ranked[offset:wanted]
         ]
-        return SearchPage(self._index.hits(page, query), len(ranked))
+        return SearchPage(self._index.search.hits(page, query), len(ranked))
 
     def similar(self, identifier: str, limit: int = 5, where: Filter | None = None) -> Related:
         """The memories most like the one an identifier names, best first, never itself, under
@@ -367,7 +370,7 @@ class VaultService:
         which). Each memory returned counts as one use."""
         memory = self.get(identifier)
         found = related.similar(self._index, self._semantic, memory, limit, _dated(where))
-        self._index.record_access(hit.id for hit in found.results)
+        self._index.usage.record(hit.id for hit in found.results)
         return found
 
     def semantic_status(self) -> SemanticStatus:
@@ -396,7 +399,7 @@ class VaultService:
     ) -> tuple[list[NoteRow], int]:
         if sort not in SORTS:
             raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-        return self._index.list_notes(_dated(where), sort, limit, min(offset, MAX_OFFSET))
+        return self._index.search.list_notes(_dated(where), sort, limit, min(offset, MAX_OFFSET))
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -609,7 +612,7 @@ class VaultService:
 
             memory = retrying(path, attempt)
             if edit is not None and edit.append is not None:
-                self._index.remember_append(memory.id, edit.append)
+                self._index.appends.remember(memory.id, edit.append)
             if old is not None:
                 self._succession.mark(old, memory)
             return memory
@@ -625,7 +628,7 @@ class VaultService:
         writers of the same text at the same moment may both be kept, as by meaning."""
         words = similarity.longest_words(content, DUPLICATE_WORDS)
         largest = similarity.largest_alike(content)
-        for path in self._index.with_all_words(words, DUPLICATE_CANDIDATES, largest, [scope]):
+        for path in self._index.names.with_all_words(words, DUPLICATE_CANDIDATES, largest, [scope]):
             other = self._store.read_if_readable(path)
             if other is None:
                 continue  # gone or spoilt since it was indexed: no twin, and no reason to fail
@@ -671,7 +674,7 @@ class VaultService:
     def _refuse_title(self, title: str, scope: str | None, own: str | None = None) -> None:
         """Duplicate if a memory of this scope other than the one at `own` has this title."""
         path = self._titled(title, scope, own)
-        note = None if path is None else self._index.note(path)
+        note = None if path is None else self._index.names.note(path)
         if note is not None:
             raise Duplicate(
                 (
@@ -689,8 +692,8 @@ class VaultService:
     def _titled(self, title: str, scope: str | None, own: str | None = None) -> str | None:
         """The path of a memory of this scope (other than the one at `own`) with this title
         (case ignored); a title may repeat in other scopes."""
-        for path in self._index.titled(title):
-            note = self._index.note(path)
+        for path in self._index.names.titled(title):
+            note = self._index.names.note(path)
             if note is not None and path != own and same_scope(note.scope, scope):
                 return path
         return None
@@ -711,7 +714,7 @@ class VaultService:
                 taken = not is_memory_path(wanted) or self._store.exists(wanted)
             except Invalid:
                 taken = True
-            taken = taken or self._index.stem_taken(stem_of(wanted))
+            taken = taken or self._index.names.stem_taken(stem_of(wanted))
             if taken:
                 return self._save_new(folder, slug_for(title), body, metadata)
             return self._writer.save(wanted, Document(body=""), body, metadata, None)
@@ -744,7 +747,7 @@ class VaultService:
 
     def archive_expired(self) -> list[str]:
         """Move every memory past its `expires_at` to archive/ (links follow); never deletes."""
-        return [self.archive(path).path for path in self._index.expired(clock.now_iso())]
+        return [self.archive(path).path for path in self._index.reports.expired(clock.now_iso())]
 
     def archive_unused(self) -> list[str]:
         """Move to archive/ every live memory nobody used (read, found, briefed) or changed for
@@ -753,7 +756,7 @@ class VaultService:
         if days is None:
             return []
         cutoff = clock.iso(clock.now() - dt.timedelta(days=days))
-        return [self.archive(path).path for path, _ in self._index.unused(cutoff)]
+        return [self.archive(path).path for path, _ in self._index.reports.unused(cutoff)]
 
     def _edited(self, memory: Memory, edit: BodyEdit) -> str:
         """The memory's body after `edit`, each step refused before it is built when it would
@@ -801,7 +804,9 @@ class VaultService:
                 raise Invalid("a memory cannot be merged into itself; pick two different ones")
             gone = self._lookup.read(gone_path)
             related = {
-                row.target for row in self._index.outgoing(gone_path) if row.related and row.target
+                row.target
+                for row in self._index.names.outgoing(gone_path)
+                if row.related and row.target
             }
             text = remove_related(gone.body, lambda _link: True).strip()
             merged = BodyEdit(append=f"## Merged from {gone.title}\n\n{text}\n")
@@ -830,12 +835,12 @@ class VaultService:
 
     def category_links(self) -> list[tuple[str, str, int]]:
         """How many links go from each category (folder, '' at the root) to each other one."""
-        return self._index.category_links()
+        return self._index.reports.category_links()
 
     def changes(self) -> str:
         """A short text that changes whenever any memory is added, removed, moved or edited,
         by memvault or any other program once the index follows it (polled by the web page)."""
-        return self._index.fingerprint()
+        return self._index.reports.fingerprint()
 
     # -- the whole vault -------------------------------------------------------------------
 
@@ -926,7 +931,8 @@ class VaultService:
             path = _join(folder, f"{candidate}.md")
             own = current is not None and stem_of(current).lower() == candidate.lower()
             if is_memory_path(path) and (
-                own or (not self._index.stem_taken(candidate) and not self._store.exists(path))
+                own
+                or (not self._index.names.stem_taken(candidate) and not self._store.exists(path))
             ):
                 return path
             n += 1
@@ -957,8 +963,8 @@ class Starting:
         self._pool = workers.pool(1)
         self._finding = (
             None
-            if vault._index.fresh
-            else self._pool.submit(sync.changes_on_disk, vault.root, vault._index.path, True)
+            if vault._index.pool.fresh
+            else self._pool.submit(sync.changes_on_disk, vault.root, vault._index.pool.path, True)
         )
 
     def finish(self) -> tuple[VaultService, Maintenance]:

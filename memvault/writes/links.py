@@ -85,7 +85,7 @@ class LinkService:
         (by the write layer), then point every inbound link at it. A journal entry written
         first lets `recover` finish the job after a crash."""
         memory = change.memory
-        inbound = self._index.backlinks(memory.path)
+        inbound = self._index.names.backlinks(memory.path)
         sources = sorted({new_path if row.source == memory.path else row.source for row in inbound})
         pointing: dict[str, list[str]] = {source: [] for source in sources}
         for row in inbound:
@@ -141,7 +141,7 @@ class LinkService:
                 def fix(link: Link) -> str | None:
                     if not _names(source, link, keys):
                         return None
-                    now = self._index.resolve_link(source, link)
+                    now = self._index.names.resolve_link(source, link)
                     item = link.start in items
                     if now == entry["new"] or (now is not None and link.target not in pointed):
                         if item and now == entry["new"] and shows_old_title(link, renamed):
@@ -157,7 +157,7 @@ class LinkService:
     def fold(self, gone: Memory, into: str) -> None:
         """Delete the memory `gone` and point every link to it at the memory at `into` instead
         (a merge); `into`'s own links to it go."""
-        inbound = self._index.backlinks(gone.path)
+        inbound = self._index.names.backlinks(gone.path)
         sources = sorted({row.source for row in inbound} - {gone.path, into})
         if any(row.source == into for row in inbound):
             self._writer.edit_body(into, partial(_unlinked, self._points_to(into, gone.path)))
@@ -178,7 +178,7 @@ class LinkService:
 
     def one_sided(self) -> list[tuple[str, str]]:
         """(source, target) pairs where the source lists the target under Related but not back."""
-        pairs: set[tuple[str, str]] = set(self._index.related_pairs())
+        pairs: set[tuple[str, str]] = set(self._index.reports.related_pairs())
         return sorted((a, b) for a, b in pairs if (b, a) not in pairs and a != b)
 
     def repair(self) -> list[tuple[str, str]]:
@@ -195,15 +195,15 @@ class LinkService:
     def _name(self, path: str) -> str:
         """How a wikilink names the note at `path` so that Obsidian resolves it too: its file
         name, or its path without `.md` when another note has that file name."""
-        if self._index.stem_paths(PurePosixPath(path).stem) in ([], [path]):
+        if self._index.names.stem_paths(PurePosixPath(path).stem) in ([], [path]):
             return PurePosixPath(path).stem
         return path[:-3]
 
     def _sources(self, path: str) -> list[str]:
-        return sorted({row.source for row in self._index.backlinks(path)} - {path})
+        return sorted({row.source for row in self._index.names.backlinks(path)} - {path})
 
     def _points_to(self, source: str, target: str) -> Callable[[Link], bool]:
-        return lambda link: self._index.resolve_link(source, link) == target
+        return lambda link: self._index.names.resolve_link(source, link) == target
 
     def _lists(self, source: str, body: str, target: str) -> bool:
         points = self._points_to(source, target)
@@ -215,8 +215,8 @@ class LinkService:
         return LinkChange(
             source=source,
             target=target,
-            source_links=self._index.outgoing(source.path),
-            target_links=self._index.outgoing(target.path),
+            source_links=self._index.names.outgoing(source.path),
+            target_links=self._index.names.outgoing(target.path),
             markdown=markdown,
             changed=changed,
         )

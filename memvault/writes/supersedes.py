@@ -53,7 +53,7 @@ class SuccessionService:
         found: list[tuple[str, Memory | None]] = []
         for raw in string_list(memory.metadata.get(key)):
             target = link_target(raw)
-            paths = self._index.resolve(target) if target else []
+            paths = self._index.names.resolve(target) if target else []
             found.append((raw, self._store.read(paths[0])[0] if len(paths) == 1 else None))
         return found
 
@@ -70,7 +70,7 @@ class SuccessionService:
 
     def _relink(self, before: str, after: str | None) -> None:
         """Replace (or, for None, remove) the succession link `before` wherever it is held."""
-        for path, key in self._index.holding(SUCCESSION, before):
+        for path, key in self._index.names.holding(SUCCESSION, before):
             self._edit(path, partial(relinked, key=key, before=before, after=after))
 
     def _edit(self, path: str, change: Change, named: bool = False) -> None:

@@ -93,12 +93,12 @@ class Writer:
         """Index a file put back, unless the index still has it as it is (its own transaction
         was rolled back): on a full disk, the less written the better."""
         info = self._store.stat(path)
-        state = self._index.file_state(path)
+        state = self._index.entries.file_state(path)
         if info is None:
             if state is not None:
-                self._index.remove(path)
+                self._index.entries.remove(path)
         elif state is None or state[:2] != (info.size, info.mtime_ns):
-            self._index.upsert(path, self._store.read_text(path), info)
+            self._index.entries.upsert(path, self._store.read_text(path), info)
 
     def _did(self, path: str, undo: Undo) -> None:
         """Record how to undo a file change (or make it final at once, outside a change)."""
@@ -115,8 +115,8 @@ class Writer:
         that this change takes out are no longer looked for (`check`: lost appends)."""
         text, info, undo = self._store.save(path, doc, body, self._stamped(updates), base)
         self._did(path, undo)
-        memory = self._index.upsert(path, text, info)
-        self._index.forget_taken_out(memory.id, doc.body, body)
+        memory = self._index.entries.upsert(path, text, info)
+        self._index.appends.forget_taken_out(memory.id, doc.body, body)
         return memory
 
     def _stamped(self, updates: dict[str, object]) -> dict[str, object]:
@@ -152,17 +152,17 @@ class Writer:
         )
         self._did(old, undo)
         self._did(new_path, self._store.move(old, new_path))
-        self._index.remove(old)
-        memory = self._index.upsert(
+        self._index.entries.remove(old)
+        memory = self._index.entries.upsert(
             new_path, self._store.read_text(new_path), self._store.info(new_path)
         )
-        self._index.forget_taken_out(memory.id, change.memory.body, change.body)
+        self._index.appends.forget_taken_out(memory.id, change.memory.body, change.body)
         return memory
 
     def remove(self, path: str) -> None:
         """Delete a memory's file and its index entry."""
         self._did(path, self._store.remove(path))
-        self._index.remove(path)
+        self._index.entries.remove(path)
 
 
 def retrying(path: str, attempt: Callable[[], T]) -> T:

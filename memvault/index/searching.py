@@ -1,0 +1,314 @@
+"""Search and its snippets: the notes a query ranks (bm25 of each note's best section, in the
+SQL `search_sql.py` builds), their snippets and relevance, the notes a filter admits, a page of
+listed notes, and the places a text stands in a note."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+from memvault.core import clock
+from memvault.core.records import Filter, NoteRow, SearchHit, SearchPage
+from memvault.index.connections import ConnectionPool
+from memvault.index.names import NOTE_COLUMNS, Names, note_row
+from memvault.index.rows import SECTION_CHARS, section_rowids
+from memvault.index.search_sql import (
+    PAGE_EMPTIED,
+    PAGE_ROW,
+    PAGE_TABLE,
+    SHOWN_EMPTIED,
+    SHOWN_ROWS,
+    SHOWN_TABLES,
+    SORTS,
+    SearchPlan,
+    Statement,
+    admitted_sql,
+    count_sql,
+    filter_sql,
+    holding_sql,
+    left_out_sql,
+    matches_sql,
+    page_held_sql,
+    search_plan,
+    search_sql,
+    sections_sql,
+    shown_rows_sql,
+    shown_snippets_sql,
+    snippet_text,
+    word_groups,
+)
+from memvault.index.usage_counts import Tally, Uses
+from memvault.search.query import display_text, fts_text
+from memvault.search.relevance import relevance
+
+# A hit's relevance reads this many characters of its note at most (a few sections).
+RELEVANCE_CHARS = 200_000
+# A text a note holds in more places than this (a line repeated through a log) is shown around
+# its first few only.
+PASSAGES = 3
+
+
+@dataclass
+class Match:
+    """A note a query ranked (lower is better: bm25, or a fused or cosine score negated), with
+    the snippet to show for it and, when semantic search found it, its cosine similarity.
+    Full-text's matches name the section (FTS row) that ranked them, whose snippet they show
+    once they are on the page (`Search.with_snippets`)."""
+
+    rowid: int
+    rank: float
+    snippet: str
+    similarity: float = 0.0
+    section: int | None = None
+
+
+class Search:
+    """Full-text search of the index, its snippets and relevance, and listings of notes."""
+
+    def __init__(self, pool: ConnectionPool, uses: Tally, names: Names):
+        """Search the index `pool` connects to; `uses` holds the uses not saved yet, `names`
+        finds a note's row."""
+        self._pool = pool
+        self._uses = uses
+        self._names = names
+        self._scratch = threading.local()
+
+    def page(
+        self, text: str, limit: int = 10, offset: int = 0, where: Filter = Filter()
+    ) -> SearchPage:
+        """Notes matching a query, best first: those with all the query's words, then those
+        with any of them. The filter is part of the FTS5 query (see search/filters.py), so only the
+        notes that pass are scored; the SQL comes from index/search_sql.py."""
+        plan = search_plan(text, where)
+        if plan is None or limit <= 0:
+            return SearchPage([], 0)
+        with self._pool.borrowed("search"):
+            return self._search(plan, limit, offset)
+
+    def _search(self, plan: SearchPlan, limit: int, offset: int) -> SearchPage:
+        """The page of `plan` from `offset`, with snippets and relevance, and the total."""
+        now = clock.now_iso()
+        wanted = max(offset, 0) + limit
+        ranked = self._matches(plan, wanted, now)
+        total = len(ranked)
+        if total == wanted:
+            total = int(self._pool.query(*count_sql(plan.loose, plan.live, now, plan.period))[0][0])
+        page = self.with_snippets(ranked[max(offset, 0) : wanted], plan.text)
+        return SearchPage(self.hits(page, plan.text), total)
+
+    def candidates(self, text: str, where: Filter, limit: int) -> list[Match]:
+        """The best `limit` full-text matches in search order, for a hybrid search to fuse,
+        without snippets: `with_snippets` makes those of the ones shown."""
+        plan = search_plan(text, where)
+        if plan is None or limit <= 0:
+            return []
+        with self._pool.borrowed("search"):
+            return self._matches(plan, limit, clock.now_iso())
+
+    def with_snippets(self, page: list[Match], text: str) -> list[Match]:
+        """The page's full-text matches for the query `text` with their sections' snippets,
+        the query's words marked, made in a scratch table of those sections
+        (search_sql.SHOWN_TABLES)."""
+        sections = [match.section for match in page if match.section is not None]
+        statement = shown_snippets_sql(text)
+        if not sections or statement is None:
+            return page
+        scratch = self._page_table()
+        rows = self._pool.query(*shown_rows_sql(sections))
+        with scratch:
+            try:
+                for insert in SHOWN_ROWS:
+                    scratch.executemany(insert, rows)
+                made = {
+                    int(row[0]): snippet_text(row[1], row[2]) for row in scratch.execute(*statement)
+                }
+            finally:
+                for emptied in SHOWN_EMPTIED:
+                    scratch.execute(emptied)
+        return [
+            match
+            if match.section is None
+            else dataclasses.replace(match, snippet=made.get(match.section, ""))
+            for match in page
+        ]
+
+    def _matches(self, plan: SearchPlan, wanted: int, now: str) -> list[Match]:
+        """The first `wanted` notes `plan` ranks: those with every word, then the others."""
+        ranked_strict, ranked_loose = plan.ranked
+        if plan.strict == plan.loose:
+            return self._ranked(search_sql(ranked_loose, plan.live, wanted, now, (), plan.period))
+        # A note has the same bm25 in both queries (same phrases), so when fewer than a page
+        # have every word, one ranking of the loose query puts those first: bm25's statistics
+        # are gathered once, not once per pass.
+        strict = matches_sql(plan.strict, plan.live, wanted, now, plan.period)
+        every = [int(r[0]) for r in self._pool.query(*strict)]
+        first = () if len(every) == wanted else every
+        expression = ranked_strict if len(every) == wanted else ranked_loose
+        return self._ranked(search_sql(expression, plan.live, wanted, now, first, plan.period))
+
+    def admitted(self, where: Filter) -> tuple[set[int] | None, set[int]]:
+        """The notes `where` lets through, for a search that is not an FTS5 query (semantic):
+        (only these, or None for every note) and the notes to leave out. The default filter
+        leaves out the archived and expired few instead of naming every other note."""
+        now = clock.now_iso()
+        if where == Filter():
+            return None, set(self._pool.column(*left_out_sql(now)))
+        statement = admitted_sql(where, now)
+        if statement is None:
+            conditions, params = filter_sql(where, now)
+            statement = f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params
+        return set(self._pool.column(*statement)), set()
+
+    def _ranked(self, statement: Statement) -> list[Match]:
+        """The matches a ranking statement returns (rowid, rank, section), in its order."""
+        return [
+            Match(int(r[0]), float(r[1]), "", section=int(r[2]))
+            for r in self._pool.query(*statement)
+        ]
+
+    def passages(self, path: str, text: str, margin: int) -> list[str]:
+        """Up to PASSAGES places where `text` stands in the body of the note at `path`, each
+        with `margin` characters either side (at most a section's), as the index holds the
+        body: a few sections read, never the file."""
+        note = self._names.rowid(path)
+        if note is None:
+            return []
+        wanted = fts_text(text)
+        margin = min(margin, SECTION_CHARS)
+        first, last = section_rowids(note)
+        found: list[str] = []
+        for rowid, body in self._pool.query(*holding_sql(note, wanted, PASSAGES)):
+            start = body.find(wanted)
+            while start >= 0 and len(found) < PASSAGES:
+                end = start + len(wanted)
+                before = body[max(start - margin, 0) : start]
+                after = body[end : end + margin]
+                if len(before) < margin and rowid > first:
+                    before = self._section(rowid - 1)[len(before) - margin :] + before
+                if len(after) < margin and rowid < last:
+                    after += self._section(rowid + 1)[: margin - len(after)]
+                found.append(display_text(before + body[start:end] + after))
+                start = body.find(wanted, start + 1)
+        return found
+
+    def _section(self, rowid: int) -> str:
+        """The body text of one FTS row (a section of a note); empty when there is none."""
+        rows = self._pool.query(*shown_rows_sql([rowid]))
+        return str(rows[0]["body"]) if rows else ""
+
+    def hits(self, page: list[Match], query: str) -> list[SearchHit]:
+        """The page's matches with what the index knows of each note, and their relevance to
+        `query` (search/relevance.py): the share of its word groups each note holds, or its cosine
+        similarity when higher."""
+        if not page:
+            return []
+        groups = word_groups(query)
+        held = self._groups_held(page, groups) if groups else Counter[int]()
+        marks = ", ".join("?" for _ in page)
+        rows = self._pool.query(
+            f"SELECT n.rowid AS hit, {NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            f" WHERE n.rowid IN ({marks})",
+            [match.rowid for match in page],
+        )
+        unsaved = self._uses.snapshot()
+        notes = {int(row["hit"]): note_row(row, unsaved) for row in rows}
+        return [
+            SearchHit(
+                id=note.id,
+                title=note.title,
+                path=note.path,
+                version=note.version,
+                category=note.category,
+                tags=note.tags,
+                score=round(-match.rank, 4),
+                snippet=match.snippet,
+                updated_at=note.updated_at,
+                last_reviewed=note.last_reviewed,
+                scope=note.scope,
+                age=note.age,
+                relevance=relevance(held[match.rowid], len(groups), match.similarity),
+                created_by=note.created_by,
+                updated_by=note.updated_by,
+            )
+            for match in page
+            if (note := notes.get(match.rowid)) is not None
+        ]
+
+    def share_held(self, rowid: int, query: str) -> float:
+        """The share of `query`'s word groups note `rowid` holds (0..1), as relevance counts
+        them: how far a hybrid search trusts a full-text ranking this note leads
+        (search/fusion.py)."""
+        groups = word_groups(query)
+        if not groups:
+            return 0.0
+        return self._groups_held([Match(rowid, 0.0, "")], groups)[rowid] / len(groups)
+
+    def _groups_held(self, page: list[Match], groups: list[str]) -> Counter[int]:
+        """How many of the word groups each note of the page holds, matched in a scratch
+        FTS5 table of the page's text (search_sql.PAGE_TABLE), the first RELEVANCE_CHARS
+        characters of each note. Each thread keeps its table and empties it after each page:
+        a new database and table for each search cost as much as the matching."""
+        scratch = self._page_table()
+        with scratch:
+            try:
+                for match in page:
+                    budget = RELEVANCE_CHARS
+                    for row in self._pool.query(*sections_sql(match.rowid)):
+                        if budget <= 0:
+                            break
+                        scratch.execute(PAGE_ROW, tuple(row))
+                        budget -= len(row[4])
+                return Counter(
+                    int(found[0])
+                    for group in groups
+                    for found in scratch.execute(*page_held_sql(group))
+                )
+            finally:
+                scratch.execute(PAGE_EMPTIED)
+
+    def _page_table(self) -> sqlite3.Connection:
+        """This thread's in-memory database holding the empty scratch table."""
+        scratch: sqlite3.Connection | None = getattr(self._scratch, "db", None)
+        if scratch is None:
+            scratch = sqlite3.connect(":memory:")
+            for table in (PAGE_TABLE, *SHOWN_TABLES):
+                scratch.execute(table)
+            self._scratch.db = scratch
+        return scratch
+
+    def list_notes(
+        self, where: Filter = Filter(), sort: str = "updated", limit: int = 50, offset: int = 0
+    ) -> tuple[list[NoteRow], int]:
+        """A page of notes in the order asked for, and how many match in all."""
+        order = SORTS.get(sort)
+        if order is None:
+            raise ValueError(f"unknown sort {sort!r}")
+        sql_where, params = filter_sql(where, clock.now_iso())
+        unsaved = self._uses.snapshot()
+        # Sorted by use, the unsaved uses take part in the order.
+        pending, pending_params = unsaved_sql(unsaved if sort == "usage" else {})
+        rows = self._pool.query(
+            f"{pending} SELECT {NOTE_COLUMNS}, coalesce(u.access_count, 0) +"
+            " coalesce(p.uses, 0) AS uses, max(coalesce(u.last_access, ''),"
+            " coalesce(p.last, '')) AS used FROM notes n LEFT JOIN usage u ON u.id = n.id"
+            f" LEFT JOIN pending p ON p.id = n.id WHERE 1 {sql_where} ORDER BY {order}"
+            " LIMIT ? OFFSET ?",
+            [*pending_params, *params, max(limit, 0), max(offset, 0)],
+        )
+        total = self._pool.query(f"SELECT count(*) FROM notes n WHERE 1 {sql_where}", params)[0][0]
+        return [note_row(r, unsaved) for r in rows], int(total)
+
+
+def unsaved_sql(unsaved: dict[str, Uses]) -> tuple[str, list[object]]:
+    """A `pending (id, uses, last)` table of the uses not saved yet, as a WITH clause with
+    one parameter (a JSON object), however many there are. GROUP BY makes SQLite build it
+    once, with an index for the join, rather than read the JSON again for each note."""
+    return (
+        "WITH pending (id, uses, last) AS (SELECT key, json_extract(value, '$[0]'),"
+        " json_extract(value, '$[1]') FROM json_each(?) GROUP BY key)",
+        [json.dumps(unsaved)],
+    )
