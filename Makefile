@@ -39,7 +39,7 @@ chromium:
 		$$sudo apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium; }
 
-# The web page's screenshots in the README, taken by its browser tests at 1280x800.
+# The web page's screenshots in docs/operations.md, taken by its browser tests at 1280x800.
 screenshots: $(STAMP) chromium
 	MEMVAULT_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/test_web_page.py
 

@@ -36,7 +36,7 @@ from memvault.presentation.lines import (
     "--min-relevance",
     default=0.0,
     type=click.FloatRange(0, 1),
-    help="Leave out hits less relevant than this (0..1; see README).",
+    help="Leave out hits less relevant than this (0..1; see docs/search.md).",
 )
 @click.option("--prefer-recent", is_flag=True, help="Break near-ties toward newer memories.")
 @filter_options

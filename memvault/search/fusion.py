@@ -9,7 +9,7 @@ full-text counts in full; one asked in other words (how do I ... of a documentat
 word or two with many notes, and a full-text ranking built on two of seven words gives way to
 meaning. No weight is fitted to a corpus: it follows from this one query. Measured with `make
 bench-quality` on chat logs (bm25 strong, embeddings weak) and on two sets of documentation asked in
-paraphrase (the other way round); see the README.
+paraphrase (the other way round); see docs/search.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The HTTP server's listening socket, and the copies of the server that share it.
 
-A tool call's Python work runs under its process's GIL (about 4.8 ms a call of the mixed
-load), so one server process answered about 280 calls/s on 2 cores where two sharing the
-socket answered 355 (benchmarks/README.md). Each copy is a whole server of the vault: the
-index, the vault lock and the turn to embed are shared as between any servers of one vault,
-and the kernel hands each new connection to one copy. This module imports no MCP SDK, so the
-socket is taken, and the copies made, before the vault opens.
+A tool call's Python work runs under its process's GIL (about 4.8 ms a call of the mixed load), so
+one server process answered about 280 calls/s on 2 cores where two sharing the socket answered 355
+(benchmarks/results/2026-11-24-mixed-load.md). Each copy is a whole server of the vault: the index,
+the vault lock and the turn to embed are shared as between any servers of one vault, and the kernel
+hands each new connection to one copy. This module imports no MCP SDK, so the socket is taken, and
+the copies made, before the vault opens.
 """
 
 from __future__ import annotations
