@@ -13,7 +13,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memvault.server.http.connections import AnswerGet, HttpLimits, limited_protocol
+from memvault.server.http.connections import AnswerGet, HttpLimits
 from memvault.server.http.single_post import SinglePost
 from memvault.server.stdio import run_stdio
 from memvault.server.web.app import web_app
@@ -103,6 +103,8 @@ def serve_http(
 ) -> None:
     """Serve /mcp and the web page on the socket listening.bind made for host until stopped, within
     `limits` (connections.py)."""
+    from memvault.server.http.protocol import limited_protocol
+
     config = uvicorn.Config(
         http_app(server, host, token, vault),
         http=limited_protocol(limits),
