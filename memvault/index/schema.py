@@ -161,7 +161,7 @@ KEPT_MIGRATIONS = (
     # without reading the vectors (26 MB, not 440, at 100k notes) or sorting every map's hash.
     "CREATE INDEX IF NOT EXISTS embeddings_hash ON embeddings(hash)",
     "CREATE INDEX IF NOT EXISTS chunk_maps_chunk ON chunk_maps(chunk_hash)",
-    # The appends memvault acknowledged lately (index/database.py keeps a window), so `check`
+    # The appends memvault acknowledged lately (index/appends.py keeps a window), so `check`
     # can tell when an editor saved a copy it read before one over it. By the memory's id, which a
     # rename keeps; kept through rebuilds, as the loss they show happened before them.
     """CREATE TABLE IF NOT EXISTS appends (
