@@ -377,7 +377,7 @@ def memory_from(path: str, doc: Document, mtime_ns: int | None = None, digest: s
 
     `updated_at` is the later of the frontmatter's and the file's modification time, so an edit
     made in Obsidian (which leaves the frontmatter alone) still counts as a change (the index
-    keeps the earlier time when only the mtime moved: see `Index.known_update`). `digest` is the
+    keeps the earlier time when only the mtime moved: see `Entries.known_update`). `digest` is the
     file's `content_hash`; the version is its first VERSION_LENGTH digits.
     """
     meta = doc.metadata

@@ -125,7 +125,7 @@ KEPT_MIGRATIONS = (
         access_count INTEGER NOT NULL DEFAULT 0,
         last_access TEXT
     )""",
-    # Semantic search (semantic/engine.py): a note's chunks by the hash of its file's content,
+    # Semantic search (semantic/): a note's chunks by the hash of its file's content,
     # and each chunk text's vector by model. Keyed by content, not by path or rowid, so a rebuild, a
     # rename or a copied vault re-embeds nothing; kept through rebuilds like usage.
     """CREATE TABLE IF NOT EXISTS chunk_maps (

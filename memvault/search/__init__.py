@@ -8,7 +8,7 @@
 - `similarity`: how alike names and texts are (fuzzy recall, near-duplicates), a memory's key
   words.
 
-Where results are ranked: `index/database.py` runs the SQL (`index/search_sql.py`: bm25 of each
+Where results are ranked: `index/searching.py` runs the SQL (`index/search_sql.py`: bm25 of each
 note's best section), `relevance` scores each hit, `service/vault.py` asks `fusion` to merge the
 meaning side's ranking (`semantic/vectors.py`) with it.
 """
