@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memvault import workers
 from memvault.config import Settings, cached_index
-from memvault.core import clock, timespec
+from memvault.core import clock
 from memvault.core.document import Document
 from memvault.core.expiry import archive_folder, expiry_from
 from memvault.core.markdown import BodyEdit, apply_edit, remove_related, with_newline
@@ -59,11 +59,7 @@ from memvault.core.records import (
     Progress,
     RebuildSummary,
     Recall,
-    Related,
     Saved,
-    SearchMode,
-    SearchPage,
-    SemanticStatus,
     Skipped,
     Stats,
     Succession,
@@ -75,16 +71,15 @@ from memvault.errors import Conflict, Duplicate, Invalid, ReadOnly
 from memvault.index import sync
 from memvault.index.database import Index
 from memvault.index.search_sql import SORTS
-from memvault.index.searching import Match
 from memvault.index.sync import Changes
 from memvault.policies import Policies
-from memvault.search import relevance, similarity
+from memvault.search import similarity
 from memvault.search.filters import same_scope
-from memvault.search.fusion import fuse
 from memvault.semantic import prune
 from memvault.semantic.engine import Semantic
 from memvault.semantic.model import OFF
 from memvault.service import checks, near_duplicates, related
+from memvault.service.hybrid_search import MAX_OFFSET, HybridSearch, dated
 from memvault.service.lookup import Lookup
 from memvault.storage.files import VaultStore, folders_synced_at_end
 from memvault.storage.journal import Journal
@@ -100,18 +95,10 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_CANDIDATES = 5
 DUPLICATE_WORDS = 8
-# How many notes each side of a hybrid search puts forward for fusion (more when a page asks).
-CANDIDATES = 50
 EDIT = command("edit_mem", "edit")
-# How many of the best matches a search with min_relevance weighs, and how many more than a
-# page prefer_recent looks at, for a newer near-tie just below the page.
-WEIGHED = 500
-RECENT = 20
 # What write does when a memory of that title exists in that scope: refuse it as a duplicate,
 # or replace its content (key-value use).
 OnExists = Literal["refuse", "replace"]
-# Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
-MAX_OFFSET = 1 << 40
 
 
 class VaultService:
@@ -131,6 +118,13 @@ class VaultService:
         self._writer = Writer(store, index)
         self._links = LinkService(store, index, self._writer, Journal(store.state_dir / "journal"))
         self._lookup = Lookup(store, index)
+        searching = HybridSearch(index, self._semantic, self._lookup)
+        # The faces call these as the vault's own: the part's methods, not copies forwarding.
+        self.search = searching.search
+        self.similar = searching.similar
+        self.semantic_status = searching.semantic_status
+        self.embed = searching.embed
+        self.serve_semantic = searching.serve_semantic
         self._succession = SuccessionService(store, index, self._writer)
         self._write_lock = threading.RLock()
         self._changing = threading.local()
@@ -279,117 +273,6 @@ class VaultService:
     def backlinks(self, memory: Memory) -> list[LinkRow]:
         return self._index.names.backlinks(memory.path)
 
-    def search(
-        self,
-        query: str,
-        limit: int = 10,
-        offset: int = 0,
-        where: Filter | None = None,
-        mode: SearchMode | None = None,
-        min_relevance: float = 0.0,
-        prefer_recent: bool = False,
-        count_use: bool = True,
-    ) -> SearchPage:
-        """Search by words (`keyword`, bm25), by meaning (`semantic`, the notes whose best chunk
-        is closest), or both fused (`hybrid`, see search/fusion.py): hybrid when vectors exist
-        (and a server has loaded them) unless `mode` says otherwise. `min_relevance` leaves out hits
-        less relevant than that (weighing the best WEIGHED matches), `prefer_recent` breaks
-        near-ties toward newer memories (search/relevance.py). Each memory returned counts as one
-        use, unless `count_use` is off (a person browsing on the web page, letter by letter, is not
-        a use)."""
-        where = _dated(where)
-        offset = min(offset, MAX_OFFSET)
-        chosen = mode or ("hybrid" if self._semantic.ready() else "keyword")
-        if min_relevance > 0 or prefer_recent:
-            depth = max(offset + limit, WEIGHED) if min_relevance > 0 else offset + limit + RECENT
-            pool = self._ranked(query, depth, 0, where, chosen)
-            hits = [hit for hit in pool.results if hit.relevance >= min_relevance]
-            hits = relevance.prefer_recent(hits) if prefer_recent else hits
-            total = len(hits) if min_relevance > 0 else pool.total
-            page = SearchPage(hits[offset : offset + limit], total)
-        else:
-            page = self._ranked(query, limit, offset, where, chosen)
-        page.offset, page.has_more = offset, offset + len(page.results) < page.total
-        page.mode = chosen
-        if count_use:
-            self._index.usage.record(hit.id for hit in page.results)
-        return page
-
-    def _ranked(
-        self, query: str, limit: int, offset: int, where: Filter, mode: SearchMode
-    ) -> SearchPage:
-        """A page of the search in `mode`, in its ranking's order."""
-        if mode == "keyword":
-            return self._index.search.page(query, limit, offset, where)
-        return self._by_meaning(query, limit, offset, where, mode == "hybrid")
-
-    def _by_meaning(
-        self, query: str, limit: int, offset: int, where: Filter, hybrid: bool
-    ) -> SearchPage:
-        """The semantic side's best notes under the filter, fused with full-text's when
-        `hybrid` (full-text weighed by the share of the query its first note holds); a note
-        only the semantic side found shows its best chunk as its snippet."""
-        wanted = offset + limit
-        if not query.strip() or limit <= 0:
-            return SearchPage([], 0)
-        question = self._semantic.question_soon(query)
-        among, leaving_out = self._index.search.admitted(where)
-        count = max(CANDIDATES, wanted)
-        meaning = self._semantic.nearest_soon(question, count, among, leaving_out)
-        words = self._index.search.candidates(query, where, count) if hybrid else []
-        held = self._index.search.share_held(words[0].rowid, query) if words else 1.0
-        # The snippets of full-text's first `wanted`, made while the semantic side finishes:
-        # the page's full-text hits are mostly those; any other one's follow the fusion.
-        early = self._index.search.with_snippets(words[:wanted], query)
-        near = meaning.result()
-        ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near], held)
-        shown = {rowid for rowid, _score in ranked[offset:wanted]}
-        late = self._index.search.with_snippets(
-            [m for m in words[wanted:] if m.rowid in shown], query
-        )
-        snippets = {m.rowid: m.snippet for m in [*early, *late]}
-        chunk_of = {n.note: n.chunk for n in near}
-
-        def snippet(rowid: int) -> str:
-            """Full-text's snippet where it has one (the query's words marked), else the best
-            chunk's text."""
-            if snippets.get(rowid) or rowid not in chunk_of:
-                return snippets.get(rowid, "")
-            return self._semantic.excerpt(rowid, chunk_of[rowid])
-
-        cosine = {n.note: n.score for n in near}
-        page = [
-            Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0))
-            for rowid, score in ranked[offset:wanted]
-        ]
-        return SearchPage(self._index.search.hits(page, query), len(ranked))
-
-    def similar(self, identifier: str, limit: int = 5, where: Filter | None = None) -> Related:
-        """The memories most like the one an identifier names, best first, never itself, under
-        `where` (as search): by meaning once it has vectors, else by its key words (`by` says
-        which). Each memory returned counts as one use."""
-        memory = self.get(identifier)
-        found = related.similar(self._index, self._semantic, memory, limit, _dated(where))
-        self._index.usage.record(hit.id for hit in found.results)
-        return found
-
-    def semantic_status(self) -> SemanticStatus:
-        """Whether semantic search is on, with which model or why not, and its progress."""
-        return self._semantic.status()
-
-    def embed(self, progress: Progress | None = None) -> int:
-        """Embed every note without current vectors now (the server does it in the
-        background); returns how many. Unavailable says why semantic search is off."""
-        return self._semantic.embedding.catch_up(progress)
-
-    def serve_semantic(self) -> None:
-        """Embed new and changed notes in a background thread from now on (a server), or say
-        in the log why semantic search is off."""
-        reason = self._semantic.model.reason
-        if reason:
-            log.log(logging.INFO if f"={OFF}" in reason else logging.WARNING, reason)
-        self._semantic.embedding.start()
-
     def list_memories(
         self,
         where: Filter | None = None,
@@ -399,7 +282,7 @@ class VaultService:
     ) -> tuple[list[NoteRow], int]:
         if sort not in SORTS:
             raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-        return self._index.search.list_notes(_dated(where), sort, limit, min(offset, MAX_OFFSET))
+        return self._index.search.list_notes(dated(where), sort, limit, min(offset, MAX_OFFSET))
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -986,11 +869,6 @@ def _check_writable(path: str, doc: Document) -> None:
             f"{path} has frontmatter memvault cannot parse ({doc.error}); fix the YAML between"
             " its --- lines in an editor (`memvault check` lists such files), then try again"
         )
-
-
-def _dated(where: Filter | None) -> Filter:
-    """The filter (or the default one) with its `since`/`until` read by the clock now."""
-    return timespec.resolved(where or Filter(), clock.now().astimezone())
 
 
 def _join(folder: str | None, name: str) -> str:
