@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install compile run ui chromium screenshots test lint format inspector bench bench-full bench-peers bench-quality clean
+.PHONY: install compile run ui chromium screenshots test test-fast lint format inspector bench bench-full bench-peers bench-quality clean
 
 install: $(STAMP)
 
@@ -52,6 +52,11 @@ lint: $(STAMP)
 test: $(STAMP) chromium
 	$(MAKE) lint
 	$(BIN)/pytest
+
+# The inner loop: the in-process tier, no server, CLI process or browser (tests marked
+# `processes` are left out; one that starts a process unmarked fails, naming the marker).
+test-fast: $(STAMP)
+	MEMVAULT_TEST_TIER=fast $(BIN)/pytest -m "not processes"
 
 inspector: $(STAMP)
 	scripts/inspector_check.sh

@@ -4,9 +4,12 @@ type, press keys, read the DOM, take screenshots, and collect every console erro
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -15,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import websocket
+
+from .conftest import patience
 
 WIDTH, HEIGHT = 1280, 800
 # Keys the tests press: (key, code, Windows virtual key code).
@@ -58,11 +63,14 @@ class Browser:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its group: close() stops its helper processes too
         )
         port = self._debugging_port()
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
         page = next(t for t in targets if t["type"] == "page")
-        self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30)
+        self.socket = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=patience(30)
+        )
         self.ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
         self.errors: list[str] = []
@@ -79,7 +87,7 @@ class Browser:
     def _debugging_port(self) -> int:
         """The port Chromium chose, from the file it writes into its profile."""
         marker = Path(self.profile.name) / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         while not marker.exists() or not marker.read_text().strip():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("chromium did not start")
@@ -87,10 +95,13 @@ class Browser:
         return int(marker.read_text().split()[0])
 
     def close(self) -> None:
-        """Stop Chromium and remove its profile."""
+        """Stop Chromium and every process it started, then remove its profile: a helper
+        process still writing there made the removal fail ("Directory not empty")."""
         self.socket.close()
         self.process.terminate()
-        self.process.wait(timeout=10)
+        self.process.wait(timeout=patience(10))
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.profile.cleanup()
 
     def send(self, method: str, **params: Any) -> dict[str, Any]:
@@ -133,7 +144,7 @@ class Browser:
 
     def wait_for(self, expression: str, seconds: float = 30) -> Any:
         """Poll a JavaScript expression until it is truthy (as JavaScript sees it); its value."""
-        deadline = time.monotonic() + seconds
+        deadline = time.monotonic() + patience(seconds)
         while True:
             value = self.run(
                 f"(() => {{ const v = ({expression}); return v instanceof Node || v; }})()"

@@ -17,6 +17,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation
 
+from .conftest import patience
+
 MEMVAULT = [sys.executable, "-m", "memvault.cli"]
 
 
@@ -73,7 +75,7 @@ def http_server(vault: Path, *extra: str) -> Iterator[tuple[str, subprocess.Pope
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -85,7 +87,7 @@ def http_server(vault: Path, *extra: str) -> Iterator[tuple[str, subprocess.Pope
         yield f"http://127.0.0.1:{port}/mcp", process
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=patience(10))
         if process.stdout:
             process.stdout.close()
         if process.stderr:
@@ -98,7 +100,7 @@ async def http_session(
 ) -> AsyncIterator[ClientSession]:
     headers = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        httpx2.AsyncClient(headers=headers, timeout=patience(30)) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):

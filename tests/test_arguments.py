@@ -9,7 +9,7 @@ import pytest
 
 from .mcp_helpers import stdio_session, structured, tool_error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.processes, pytest.mark.anyio]
 
 
 @pytest.fixture

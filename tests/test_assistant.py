@@ -225,6 +225,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_a_scripted_assistant_session(vault_dir: Path) -> None:
     old_memory(vault_dir, "cccccccc", "Payments use idempotency keys", "pattern")

@@ -55,6 +55,7 @@ def changed_by(who: str) -> dict[str, tuple[object, object]]:
     return {title: ("setup", who) for title in TITLES if title != "Doomed"}
 
 
+@pytest.mark.processes
 async def test_every_tool_that_changes_a_file_records_the_client(vault_dir: Path) -> None:
     ids = seeded(vault_dir)
     async with stdio_session(vault_dir, "assistant-b") as session:
@@ -96,6 +97,7 @@ def test_every_command_that_changes_a_file_records_the_agent(vault_dir: Path) ->
     assert writers(vault_dir, {"notes": json.loads(out)["id"]}) == {"notes": ("ana", "ana")}
 
 
+@pytest.mark.processes
 def test_the_web_page_s_writes_record_web_or_the_person_a_proxy_names(vault_dir: Path) -> None:
     ids = seeded(vault_dir)
     with (

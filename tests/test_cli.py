@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from memvault.cli import main
@@ -183,6 +184,7 @@ def test_original_option_names_and_env_var(vault_dir: Path, tmp_path: Path) -> N
     assert json.loads(result.stdout)["total"] == 1
 
 
+@pytest.mark.processes
 def test_real_subprocess_round_trip(vault_dir: Path) -> None:
     exe = [sys.executable, "-m", "memvault.cli", "--vault", str(vault_dir)]
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
@@ -231,6 +233,7 @@ def run_and_list_modules(
     return done.stdout.splitlines()
 
 
+@pytest.mark.processes
 def test_no_command_but_serve_imports_the_mcp_sdk(vault_dir: Path) -> None:
     """The SDK costs most of a second at start; only `serve` may load it."""
     commands = [["--help"], ["write", "--title", "T", "x"], ["search", "x", "--json"]]
@@ -239,6 +242,7 @@ def test_no_command_but_serve_imports_the_mcp_sdk(vault_dir: Path) -> None:
     assert '"total": 1' in "\n".join(output)
 
 
+@pytest.mark.processes
 def test_commands_without_json_of_a_tool_do_not_import_pydantic(vault_dir: Path) -> None:
     """pydantic costs about 0.1 s at start: only a tool's --json output (output.py) needs it,
     so text output and the upkeep commands' JSON (records printed as they are) go without."""
@@ -256,6 +260,7 @@ def test_commands_without_json_of_a_tool_do_not_import_pydantic(vault_dir: Path)
     assert '"added": 0' in "\n".join(output) and '"clean": true' in "\n".join(output)
 
 
+@pytest.mark.processes
 def test_a_vault_without_vectors_searches_without_loading_the_model(vault_dir: Path) -> None:
     """numpy and onnxruntime cost a command most of a second: with semantic search on but no
     note embedded yet, writing, searching and listing go without them."""

@@ -45,6 +45,7 @@ def busy_vault(vault_dir: Path) -> Path:
     return vault_dir
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_a_slow_search_does_not_hold_up_an_unrelated_read(busy_vault: Path) -> None:
     done: list[str] = []
@@ -74,6 +75,7 @@ async def test_a_slow_search_does_not_hold_up_an_unrelated_read(busy_vault: Path
     assert done.index("slow search") >= 8, done
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_a_search_past_the_time_limit_is_stopped_with_a_tool_error(
     busy_vault: Path, monkeypatch: pytest.MonkeyPatch

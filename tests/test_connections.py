@@ -18,9 +18,10 @@ import pytest
 
 from memvault.server.http.listening import bind
 
+from .conftest import patience
 from .mcp_helpers import http_server
 
-WAIT = 20  # seconds a socket waits for the server: generous, not a timing assertion
+WAIT = patience(20)  # seconds a socket waits for the server: generous, not a timing assertion
 CAP = 3  # the test server's --max-connections
 MCP_ACCEPT = "application/json, text/event-stream"
 TRICKLE = 0.05  # seconds between the bytes of a trickled body: 20 bytes/s, far below the minimum
@@ -71,18 +72,21 @@ def head(method: str, port: int, accept: str, length: int) -> bytes:
     ).encode()
 
 
+@pytest.mark.processes
 def test_half_sent_headers_are_closed_after_the_header_timeout(port: int) -> None:
     with connect(port) as sock:
         sock.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
         assert read_all(sock) == b""
 
 
+@pytest.mark.processes
 def test_a_connection_idle_after_its_answer_is_closed(port: int) -> None:
     answer = pinged(port)
     assert answer.startswith(b"HTTP/1.1 200")
     assert answer.endswith(b'{"jsonrpc":"2.0","id":1,"result":{}}')
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("accept", "says"), [("text/event-stream", b"send MCP requests by POST"), ("text/html", b"<p>")]
 )
@@ -95,6 +99,7 @@ def test_get_mcp_is_answered_at_once_not_held_open(port: int, accept: str, says:
     assert says in answer
 
 
+@pytest.mark.processes
 def test_a_connection_past_the_cap_is_refused_and_a_freed_slot_serves_again(port: int) -> None:
     answered(port)  # the server has let go of the helper's probe that it was up
     with ExitStack() as stack:
@@ -131,6 +136,7 @@ def test_connections_send_without_waiting_for_an_ack() -> None:
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
 
 
+@pytest.mark.processes
 def test_the_refusal_at_a_cap_of_one_says_one_connection(vault_dir: Path) -> None:
     limits = ("--header-timeout", "5", "--max-connections", "1")
     with http_server(vault_dir, *limits) as (url, _):
@@ -147,6 +153,7 @@ def test_the_refusal_at_a_cap_of_one_says_one_connection(vault_dir: Path) -> Non
     assert b"memvault: 1 connection is open; try again later" in refused
 
 
+@pytest.mark.processes
 def test_bodies_that_never_come_are_closed_and_their_slots_serve_again(
     server: tuple[int, subprocess.Popen[str]],
 ) -> None:
@@ -167,6 +174,7 @@ def test_bodies_that_never_come_are_closed_and_their_slots_serve_again(
     assert "Traceback" not in process.communicate(timeout=WAIT)[1]
 
 
+@pytest.mark.processes
 def test_a_pipelined_request_whose_body_never_comes_is_closed(port: int) -> None:
     """A request sent behind another on the same connection, its body promised and never
     sent, starts its clock when the first is answered (no bytes come to start it)."""
@@ -177,6 +185,7 @@ def test_a_pipelined_request_whose_body_never_comes_is_closed(port: int) -> None
     assert b"HTTP/1.1 408" in answer
 
 
+@pytest.mark.processes
 def test_a_body_trickling_below_the_minimum_rate_is_cut_off(port: int) -> None:
     """A byte every TRICKLE seconds keeps coming, but far below --min-body-rate: the server
     closes the connection long before the promised body is complete."""
@@ -192,6 +201,7 @@ def test_a_body_trickling_below_the_minimum_rate_is_cut_off(port: int) -> None:
     assert answer.startswith(b"HTTP/1.1 408")
 
 
+@pytest.mark.processes
 def test_a_big_post_sent_in_pieces_past_the_body_timeout_is_answered(
     port: int, vault_dir: Path
 ) -> None:

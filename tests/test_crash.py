@@ -10,11 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from memvault.config import Settings
 from memvault.core.document import parse_document
 from memvault.service.vault import VaultService
 
+from .conftest import patience
 from .mcp_helpers import server_env
+
+pytestmark = pytest.mark.processes
 
 KILLS = 20
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +52,7 @@ def test_sigkill_at_random_moments_leaves_whole_files_and_a_repairable_vault(
         assert worker.stdout.readline() == "ready\n", worker.stderr.read() if worker.stderr else ""
         time.sleep(rng.uniform(0.05, 0.6))
         worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=10)
+        worker.wait(timeout=patience(10))
         worker.stdout.close()
         if worker.stderr:
             assert "Traceback" not in worker.stderr.read()

@@ -10,7 +10,7 @@ import pytest
 
 from .mcp_helpers import http_server, http_session, stdio_session, structured, text_of, tool_error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.processes, pytest.mark.anyio]
 
 # A coding session's problem, with a value of each kind Obsidian shows.
 PROBLEM = {

@@ -140,6 +140,7 @@ def fill(folder: Path) -> None:
 ON_A_REAL_DISK = {**OPERATIONS, "delete alone": (0, lambda v: v.delete("Gamma"))}
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("name", list(ON_A_REAL_DISK))
 def test_on_a_really_full_disk_files_and_index_stay_in_step(small_disk: Path, name: str) -> None:
     vault_dir = small_disk / "vault"

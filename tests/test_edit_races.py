@@ -15,6 +15,8 @@ import pytest
 
 from .edit_race import run
 
+pytestmark = pytest.mark.processes
+
 SECONDS = 4.0
 
 

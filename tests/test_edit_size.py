@@ -66,6 +66,7 @@ def test_each_kind_of_edit_is_refused_over_the_limit_and_accepted_under_it(
     assert len(grown.body.encode()) <= limit
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_edit_mem_says_the_limit_where_it_ran_out_of_memory(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:

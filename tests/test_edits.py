@@ -262,6 +262,7 @@ def test_cli_edit_with_a_stale_version_is_one_clear_line(vault_dir: Path) -> Non
     assert stale.output.startswith("error: ") and "changed since version" in stale.output
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_edit_mem_refuses_a_stale_version_over_mcp(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:

@@ -11,7 +11,7 @@ import pytest
 
 from memvault.workers import START_METHOD_ENV
 
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, structured, tool_error
 from .test_cli import run
 
@@ -34,6 +34,7 @@ def one_line_with(text: str, *parts: str) -> None:
         assert part in text, (part, text)
 
 
+@pytest.mark.processes
 async def test_tool_errors_give_the_reason_and_the_next_step(vault_dir: Path) -> None:
     write_file(vault_dir, "Broken.md", BROKEN)
     async with stdio_session(vault_dir) as session:
@@ -86,6 +87,7 @@ def test_cli_errors_are_one_line_without_a_traceback(vault_dir: Path) -> None:
     assert (vault_dir / "Broken.md").read_text() == BROKEN
 
 
+@pytest.mark.processes
 def test_a_bad_start_method_is_one_line_at_start(vault_dir: Path) -> None:
     started = subprocess.run(
         [*MEMVAULT, "--vault", str(vault_dir), "serve"],
@@ -93,7 +95,7 @@ def test_a_bad_start_method_is_one_line_at_start(vault_dir: Path) -> None:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=patience(60),
     )
     assert (started.returncode, started.stdout) == (1, "")
     one_line_with(started.stderr, "error: MEMVAULT_START_METHOD='teleport' is not a start method")

@@ -38,6 +38,7 @@ def write_problem_and_solution(vault_dir: Path) -> None:
     dated(vault_dir, "decision/owner.md", "Checkout owner", "Payments owns checkout.", 1)
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_search_mem_filters_pages_and_weighs(vault_dir: Path) -> None:
     write_problem_and_solution(vault_dir)
@@ -78,6 +79,7 @@ async def test_search_mem_filters_pages_and_weighs(vault_dir: Path) -> None:
         assert titles(problems, "memories") == ["Checkout times out", "Checkout was slow"]
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_get_context_takes_scopes_and_a_recent_window(vault_dir: Path) -> None:
     dated(vault_dir, "shop.md", "Shop deploy", "Deploy on Mondays.", 5, scope="shop")
@@ -97,6 +99,7 @@ async def test_get_context_takes_scopes_and_a_recent_window(vault_dir: Path) -> 
         assert "for shop, shared" in text and "Shared rule" in text and "Blog deploy" not in text
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_a_server_scope_is_the_default_of_writes_and_reads(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch

@@ -201,6 +201,7 @@ def test_check_fix_gives_a_symlinked_note_no_new_id(vault_dir: Path) -> None:
     assert [hit["path"] for hit in json.loads(out)["results"]] == ["linked.md"]
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_the_server_starts_and_serves_next_to_bad_files(hostile: Path) -> None:
     """`serve` starts on the hostile vault; search and read_mem (json) answer, the alias bomb
@@ -247,6 +248,7 @@ def test_the_watcher_keeps_indexing_after_bad_files(
 # -- one kind of bad file each -------------------------------------------------------------
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_a_named_pipe_made_while_serving_never_holds_up_a_call(vault_dir: Path) -> None:
     """A named pipe `x.md` appearing in a served vault is passed over: the sync that meets it
@@ -426,6 +428,7 @@ def test_an_expired_note_whose_archive_path_is_taken_archives_to_a_free_name(
     assert "outage-2" in status and "[[ops/outage]]" not in status
 
 
+@pytest.mark.processes
 def test_an_index_path_that_is_a_folder_is_one_clear_line(vault_dir: Path) -> None:
     write_file(vault_dir, "note.md", "# Note\nnarwhal\n")
     (vault_dir / STATE_DIR / "index.sqlite3").mkdir(parents=True)
@@ -436,6 +439,7 @@ def test_an_index_path_that_is_a_folder_is_one_clear_line(vault_dir: Path) -> No
     assert done.stderr.count("\n") == 1 and "is a folder" in done.stderr, done.stderr
 
 
+@pytest.mark.processes
 def test_an_index_missing_its_notes_table_is_rebuilt_at_start(vault_dir: Path) -> None:
     write_file(vault_dir, "note.md", "# Note\nnarwhal\n")
     assert run(vault_dir, "reindex")[0] == 0
@@ -561,7 +565,7 @@ class ReadOnlyVault:
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            self.command(*args), capture_output=True, text=True, env=self.env, timeout=60
+            self.command(*args), capture_output=True, text=True, env=self.env, timeout=patience(60)
         )
 
 
@@ -595,6 +599,7 @@ def read_only(tmp_path: Path) -> Iterator[ReadOnlyVault]:
             os.chmod(folder, 0o755)
 
 
+@pytest.mark.processes
 def test_a_read_only_vault_reads_with_the_index_in_the_user_cache(
     read_only: ReadOnlyVault, tmp_path: Path
 ) -> None:
@@ -614,6 +619,7 @@ def test_a_read_only_vault_reads_with_the_index_in_the_user_cache(
     assert [line for line in done.stderr.splitlines() if "upkeep skipped" in line]
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     "command",
     [("write", "--title", "New", "body"), ("edit", "Plan", "--append", "more"), ("rm", "Plan")],
@@ -626,6 +632,7 @@ def test_a_write_to_a_read_only_vault_fails_with_one_line(
     assert done.stderr.count("\n") == 1 and "read-only" in done.stderr, done.stderr
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_the_server_serves_a_read_only_vault(read_only: ReadOnlyVault) -> None:
     """`serve` starts (upkeep skipped), searches and reads; a write is one clear error."""

@@ -23,6 +23,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from .conftest import patience
 from .mcp_helpers import MEMVAULT, server_env, structured
 
+pytestmark = pytest.mark.processes
+
 NOBODY = 65534
 
 

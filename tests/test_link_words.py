@@ -20,6 +20,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_a_rename_then_a_delete_keep_the_sentence_s_words(vault_dir: Path) -> None:
     """The issue's calls: a link by title survives the target's rename and then its delete."""

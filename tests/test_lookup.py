@@ -135,6 +135,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_read_mem_fails_as_a_tool_error_when_only_the_text_matches(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:

@@ -103,6 +103,7 @@ def test_memvaults_own_later_changes_are_not_losses_but_an_editors_stays_one(
     assert [lost.text for lost in vault.check().lost_appends] == [ACKNOWLEDGED]
 
 
+@pytest.mark.processes
 def test_the_review_page_lists_a_lost_append(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir))
     note = vault.create("Release plan", "Ship on Monday.")

@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 from memvault.cli import main
 
+from .conftest import patience
 from .mcp_helpers import (
     MEMVAULT,
     http_server,
@@ -31,7 +32,7 @@ from .mcp_helpers import (
 )
 from .test_sync import eventually
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.processes, pytest.mark.anyio]
 
 TOOLS = {
     "write_mem",
@@ -439,7 +440,7 @@ def test_a_busy_port_is_a_one_line_error(vault_dir: Path) -> None:
             capture_output=True,
             text=True,
             env=server_env(),
-            timeout=30,
+            timeout=patience(30),
         )
     assert clash.returncode == 1
     assert clash.stderr.strip().splitlines()[-1] == (
@@ -463,7 +464,7 @@ def test_stdio_keeps_stdout_for_protocol_only(vault_dir: Path) -> None:
         process.stdin.flush()
     lines = [process.stdout.readline(), process.stdout.readline()]
     process.stdin.close()
-    process.wait(timeout=20)
+    process.wait(timeout=patience(20))
     replies = [json.loads(line) for line in lines]
     assert [r["id"] for r in replies] == [1, 2]
     assert replies[1]["result"]["isError"] is True
@@ -491,7 +492,7 @@ def test_serve_on_a_terminal_says_what_it_is_waiting_for(vault_dir: Path) -> Non
         hint = process.stderr.readline()
     finally:
         process.kill()
-        process.wait(timeout=10)
+        process.wait(timeout=patience(10))
         os.close(controller)
         os.close(terminal)
         for stream in (process.stdout, process.stderr):

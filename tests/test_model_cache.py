@@ -16,6 +16,8 @@ import pytest
 from memvault.semantic.model import DEFAULT_NAME, Embedder, ModelSpec, find_model
 from memvault.semantic.model_cache import DIGEST_FILE, MODEL_FILE, RECIPE
 
+from .conftest import patience
+
 TEXT = "When a release breaks production, redeploy the previous build from the CI pipeline."
 # Real prose of several kinds and lengths, for the int8 copy's fidelity to the float32 model.
 PROSE = [
@@ -142,9 +144,9 @@ def test_two_processes_build_the_copy_once(tmp_path: Path) -> None:
     ]
     for process in processes:
         process.start()
-    found = [inodes.get(timeout=120) for _ in processes]
+    found = [inodes.get(timeout=patience(120)) for _ in processes]
     for process in processes:
-        process.join(timeout=60)
+        process.join(timeout=patience(60))
         assert process.exitcode == 0
     model = _cached_model(tmp_path)
     assert found == [model.stat().st_ino] * 2

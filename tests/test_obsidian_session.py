@@ -15,7 +15,7 @@ from mcp import ClientSession
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.processes, pytest.mark.anyio]
 
 # Generous: the watcher's debounce is 0.3 s; `make bench` reports the real latency.
 VISIBLE_WITHIN = 10.0

@@ -83,6 +83,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_the_briefing_follows_the_vaults_policies(vault_dir: Path) -> None:
     policies(vault_dir, 'always = ["decision"]\nstale_days = 10000\n')

@@ -10,6 +10,8 @@ import pytest
 from .conftest import write_file
 from .mcp_helpers import stdio_session
 
+pytestmark = pytest.mark.processes
+
 OLD = "2020-01-01T00:00:00Z"
 
 

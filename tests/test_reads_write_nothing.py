@@ -30,7 +30,7 @@ from memvault.features.export_import import export_records
 from memvault.service.vault import VaultService
 
 from . import mcp_helpers
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import stdio_session, text_of
 
 # A vault's content: each file's relative path -> its bytes; each folder's path + "/" -> b"".
@@ -215,11 +215,12 @@ def expiring_soon(seconds: int) -> tuple[str, float]:
     return clock.iso(moment), moment.timestamp()
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_read_tools_and_resources_leave_every_file_as_it_was(upkeep_due: Path) -> None:
     # A second note that expires a few seconds after the server has started: when the reads
     # below run it is expired but not archived yet, as between two starts of a long session.
-    expires_at, expired = expiring_soon(4)
+    expires_at, expired = expiring_soon(round(patience(4)))
     write_file(upkeep_due, "ops/maintenance-window.md", WINDOW.format(expires_at=expires_at))
 
     async with stdio_session(upkeep_due) as session:
@@ -351,6 +352,7 @@ def test_reads_run_while_another_process_holds_the_index_for_writing(vault_dir: 
         reopened.close()
 
 
+@pytest.mark.processes
 def test_a_search_on_a_full_disk_answers_and_keeps_its_uses_in_memory(vault_dir: Path) -> None:
     settings = two_notes(vault_dir)
     # The search runs where no file can grow (RLIMIT_FSIZE 0), as on a full disk: the uses
@@ -371,7 +373,7 @@ def test_a_search_on_a_full_disk_answers_and_keeps_its_uses_in_memory(vault_dir:
             [sys.executable, "-c", script, "--vault", str(vault_dir), "search", "migrations"],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=patience(60),
         )
     finally:
         keeper.close()
@@ -393,6 +395,7 @@ def raw_search(server: subprocess.Popen[str], query: str) -> str:
     return str(replies[1]["result"]["content"][0]["text"])
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_uses_a_server_counted_are_saved_when_it_stops(vault_dir: Path) -> None:
     settings = two_notes(vault_dir)
@@ -416,7 +419,7 @@ async def test_uses_a_server_counted_are_saved_when_it_stops(vault_dir: Path) ->
     ) as server:
         assert "Deploy order" in raw_search(server, "migrations")
         server.terminate()
-        assert server.wait(timeout=30) == 0
+        assert server.wait(timeout=patience(30)) == 0
 
     assert uses_of(settings) == [3]
 

@@ -239,6 +239,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_d_a_secret_is_refused_then_redacted_through_mcp(vault_dir: Path) -> None:
     content = f"Deploy user for staging.\naws_access_key_id = {AWS_KEY}\npassword: {PASSWORD}\n"

@@ -539,6 +539,7 @@ def test_another_model_embeds_again(notes: VaultService, vault_dir: Path, tmp_pa
         other.close()
 
 
+@pytest.mark.processes
 def test_a_server_whose_model_will_not_load_answers_by_words(
     vault_dir: Path, tmp_path: Path
 ) -> None:
@@ -715,6 +716,7 @@ def test_the_cli_searches_by_meaning(notes: VaultService, vault_dir: Path) -> No
     assert json.loads(result.stdout)["results"][0]["title"] == ROLLBACK[0]
 
 
+@pytest.mark.processes
 def test_a_server_embeds_a_new_memory_in_the_background(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import patience
 from .mcp_helpers import MEMVAULT, free_port, http_server, http_session, server_env, structured
 
-WAIT = 20  # seconds the copies have to stop: generous, not a timing assertion
+pytestmark = pytest.mark.processes
+
+WAIT = patience(20)  # seconds the copies have to stop: generous, not a timing assertion
 
 
 @pytest.fixture
@@ -91,7 +94,7 @@ def refused(vault_dir: Path, *options: str) -> tuple[int, str]:
         env=server_env(),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=patience(60),
     )
     [line] = done.stderr.strip().splitlines()
     return done.returncode, line

@@ -26,6 +26,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_session_notes_keep_every_field_and_brief_with_the_summary(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:

@@ -13,6 +13,8 @@ import pytest
 
 from tests.mcp_helpers import http_server, http_session, structured
 
+from .conftest import patience
+
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
@@ -27,7 +29,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def post(url: str, body: Any, **headers: str) -> httpx2.Response:
     """One raw POST of `body` (JSON unless bytes) with the usual headers and `headers`."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return httpx2.post(url, content=data, headers={**HEADERS, **headers}, timeout=30)
+    return httpx2.post(url, content=data, headers={**HEADERS, **headers}, timeout=patience(30))
 
 
 def call(request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from memvault.cli import main
 from .conftest import write_file
 from .mcp_helpers import stdio_session, structured, text_of
 
+pytestmark = pytest.mark.processes
+
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -12,7 +12,10 @@ from typing import IO, Any
 
 import pytest
 
+from .conftest import patience
 from .mcp_helpers import MEMVAULT, server_env
+
+pytestmark = pytest.mark.processes
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -47,7 +50,7 @@ class RawClient:
 
     def answer(self) -> dict[str, Any]:
         """The next line the server writes, as JSON (fails after 30 s of silence)."""
-        assert self.selector.select(timeout=30), "the server did not answer"
+        assert self.selector.select(timeout=patience(30)), "the server did not answer"
         return dict(json.loads(self.stdout.readline()))
 
 
@@ -68,7 +71,7 @@ def client(vault_dir: Path) -> Iterator[RawClient]:
         yield raw
     finally:
         raw.stdin.close()
-        process.wait(timeout=10)
+        process.wait(timeout=patience(10))
         raw.stdout.close()
 
 

@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 
 from memvault.config import Settings
 from memvault.core.document import parse_document
 from memvault.service.vault import VaultService
 
+from .conftest import patience
 from .mcp_helpers import MEMVAULT, http_server, server_env
+
+pytestmark = pytest.mark.processes
 
 ROUNDS = 8
 CLI_ROUNDS = 3
@@ -42,7 +46,10 @@ def call_http(url: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         "params": {"name": name, "arguments": arguments},
     }
     response = httpx2.post(
-        url, json=body, timeout=60, headers={"Accept": "application/json, text/event-stream"}
+        url,
+        json=body,
+        timeout=patience(60),
+        headers={"Accept": "application/json, text/event-stream"},
     )
     result = response.json()["result"]
     if result["isError"]:
@@ -75,7 +82,7 @@ def call_cli(vault: Path, name: str, arguments: dict[str, Any]) -> dict[str, Any
         capture_output=True,
         text=True,
         env=server_env(),
-        timeout=120,
+        timeout=patience(120),
     )
     if done.returncode != 0:
         raise RuntimeError(f"{name}: {done.stderr}")
@@ -127,7 +134,7 @@ def test_two_servers_and_the_cli_at_once(vault_dir: Path) -> None:
         for worker in workers:
             worker.start()
         for worker in workers:
-            worker.join(timeout=300)
+            worker.join(timeout=patience(300))
     assert [e for ledger in ledgers.values() for e in ledger.errors] == []
 
     files = sorted(vault_dir.rglob("*.md"))

@@ -14,7 +14,7 @@ from memvault.core.records import Usage
 from memvault.features.watch import VaultWatcher
 from memvault.service.vault import VaultService
 
-from .conftest import write_file
+from .conftest import patience, write_file
 
 
 def test_sync_indexes_only_what_changed(vault: VaultService, vault_dir: Path) -> None:
@@ -85,11 +85,12 @@ def watched(vault: VaultService) -> Iterator[VaultService]:
 
 
 def eventually(check: Callable[[], bool], seconds: float = 5.0) -> float:
-    """Seconds until `check` holds; fails after `seconds`."""
+    """Seconds until `check` holds; fails after `seconds` (widened by MEMVAULT_TEST_PATIENCE)."""
     started = time.monotonic()
+    limit = patience(seconds)
     while not check():
-        if time.monotonic() - started > seconds:
-            pytest.fail(f"not true after {seconds}s")
+        if time.monotonic() - started > limit:
+            pytest.fail(f"not true after {limit}s")
         time.sleep(0.05)
     return time.monotonic() - started
 

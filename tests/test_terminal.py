@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import MEMVAULT, free_port, server_env
 from .test_cli import run
 
@@ -60,9 +60,10 @@ def on_terminal(
             os.write(leader, answer)
             answered = True
     os.close(leader)
-    return process.wait(timeout=60), printed.decode("utf-8").replace("\r\n", "\n")
+    return process.wait(timeout=patience(60)), printed.decode("utf-8").replace("\r\n", "\n")
 
 
+@pytest.mark.processes
 def test_rm_asks_first_on_a_terminal(vault_dir: Path) -> None:
     write_file(vault_dir, "deploy.md", "# Deploy order\n\nMigrations first.\n")
     vault = ["--vault", str(vault_dir)]
@@ -78,6 +79,7 @@ def test_rm_asks_first_on_a_terminal(vault_dir: Path) -> None:
     assert code == 0 and "[y/N]" not in printed and not (vault_dir / "deploy.md").exists()
 
 
+@pytest.mark.processes
 def test_write_on_a_terminal_says_what_it_waits_for_and_refuses_nothing(vault_dir: Path) -> None:
     waiting = b"type the memory's content, then press Ctrl-D on a new line"
     code, printed = on_terminal(
@@ -94,6 +96,7 @@ def test_write_on_a_terminal_says_what_it_waits_for_and_refuses_nothing(vault_di
     assert run(vault_dir, "write", "--title", "Piped", input="Piped text.\n")[0] == 0
 
 
+@pytest.mark.processes
 def test_markdown_is_rendered_lightly_on_a_terminal_only(vault_dir: Path) -> None:
     text = "---\ntitle: Deploy\n---\n# Deploy\n\nRun **migrations** first, see [[release]].\n"
     write_file(vault_dir, "deploy.md", text)
@@ -110,6 +113,7 @@ def test_markdown_is_rendered_lightly_on_a_terminal_only(vault_dir: Path) -> Non
     assert "**migrations**" in run(vault_dir, "search", "migrations")[1]
 
 
+@pytest.mark.processes
 def test_version_module_entry_and_json_on_every_data_command(vault_dir: Path) -> None:
     version = subprocess.run(
         [sys.executable, "-m", "memvault", "--version"], capture_output=True, text=True
@@ -147,6 +151,7 @@ def test_a_vault_that_does_not_exist_is_an_error_not_created(
     assert (tmp_path / "memories").is_dir()
 
 
+@pytest.mark.processes
 def test_make_run_takes_vault_and_port() -> None:
     dry = subprocess.run(
         ["make", "-n", "run", "VAULT=/tmp/other vault", "PORT=3999"],
@@ -177,12 +182,13 @@ def serve_then_interrupt(vault: Path, *args: str) -> subprocess.CompletedProcess
     else:
         time.sleep(3)  # over stdio nothing is printed; give the server time to start
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=patience(60))
     return subprocess.CompletedProcess(
         process.args, process.returncode, out.decode(), (said + err).decode()
     )
 
 
+@pytest.mark.processes
 def test_ctrl_c_stops_serve_with_exit_0(vault_dir: Path) -> None:
     port = str(free_port())
     for args in (("--transport", "http", "--port", port), ()):
@@ -191,6 +197,7 @@ def test_ctrl_c_stops_serve_with_exit_0(vault_dir: Path) -> None:
         assert "Aborted" not in stopped.stderr and "Traceback" not in stopped.stderr
 
 
+@pytest.mark.processes
 def test_ctrl_c_at_once_after_start_stops_serve_with_exit_0(vault_dir: Path) -> None:
     """Ctrl-C while memvault is still importing (about 0.3 s) stops it as quietly as later:
     serve with exit 0, another command as click's Abort. It is pressed once the interpreter
@@ -210,10 +217,11 @@ def test_ctrl_c_at_once_after_start_stops_serve_with_exit_0(vault_dir: Path) -> 
         )
         time.sleep(2 * interpreter)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
+        out, err = process.communicate(timeout=patience(60))
         assert (process.returncode, out, err) == (code, "", said), command
 
 
+@pytest.mark.processes
 def test_a_busy_port_is_reported_before_serving(vault_dir: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -223,7 +231,7 @@ def test_a_busy_port_is_reported_before_serving(vault_dir: Path) -> None:
             [*MEMVAULT, "--vault", str(vault_dir), "serve", "--transport", "http", "--port", port],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=patience(60),
             env=server_env(),
         )
     assert started.returncode == 1
@@ -232,6 +240,7 @@ def test_a_busy_port_is_reported_before_serving(vault_dir: Path) -> None:
     )
 
 
+@pytest.mark.processes
 def test_the_first_command_on_a_big_vault_shows_progress_on_a_terminal(vault_dir: Path) -> None:
     for n in range(1200):
         write_file(vault_dir, f"notes/n{n}.md", f"# Note {n}\n\nBody {n}.\n")

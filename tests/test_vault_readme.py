@@ -22,6 +22,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_the_vault_readme_is_not_a_memory(vault_dir: Path) -> None:
     write_file(vault_dir, "README.md", "# About this vault\nEach memory is a markdown file.\n")
@@ -51,6 +52,7 @@ def test_a_memory_titled_readme_is_never_written_over_the_vault_readme(
     assert vault.get(memory.id).body == "a memory about readmes\n"
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(
     shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs a git checkout"
 )

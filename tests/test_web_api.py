@@ -18,8 +18,10 @@ import pytest
 from memvault.config import Settings
 from memvault.service.vault import VaultService
 
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import MEMVAULT, http_server, server_env
+
+pytestmark = pytest.mark.processes
 
 TOKEN = "s3cret-token"
 OLD_FILE = 1577836800  # 2020-01-01: a note edited by hand then (its file's time)
@@ -38,7 +40,7 @@ def base(vault_dir: Path) -> Iterator[str]:
 @contextmanager
 def signed_in(base: str) -> Iterator[httpx2.Client]:
     """A client sending the page's key, as the page does once its first URL gave it one."""
-    with httpx2.Client(base_url=base, timeout=30) as client:
+    with httpx2.Client(base_url=base, timeout=patience(30)) as client:
         client.headers["Authorization"] = f"Bearer {page_key_of(client)}"
         yield client
 
@@ -59,7 +61,7 @@ def mcp_call(base: str, credential: str, method: str, params: dict[str, Any]) ->
             "Accept": "application/json, text/event-stream",
             "Authorization": f"Bearer {credential}",
         },
-        timeout=30,
+        timeout=patience(30),
     )
 
 
@@ -75,10 +77,10 @@ def memvault_ui(vault_dir: Path) -> Iterator[str]:
     try:
         assert process.stderr is not None
         url = process.stderr.readline().split(" at ", 1)[1].strip()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         while True:
             try:
-                httpx2.get(url, timeout=30)
+                httpx2.get(url, timeout=patience(30))
                 break
             except httpx2.ConnectError:
                 if process.poll() is not None or time.monotonic() > deadline:
@@ -87,7 +89,7 @@ def memvault_ui(vault_dir: Path) -> Iterator[str]:
         yield url
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=patience(10))
         if process.stderr:
             process.stderr.close()
 
@@ -100,7 +102,7 @@ def writes_from(base: str) -> dict[str, str]:
 def test_the_api_needs_the_pages_key_or_the_token_and_the_page_itself_neither(
     base: str, vault_dir: Path
 ) -> None:
-    with httpx2.Client(base_url=base, timeout=30) as client:
+    with httpx2.Client(base_url=base, timeout=patience(30)) as client:
         page = client.get("/")
         assert page.status_code == 200 and "<title>memvault</title>" in page.text
         assert client.get("/assets/app.js").status_code == 200
@@ -193,10 +195,13 @@ def test_memvault_ui_opens_the_page_with_a_key_that_opens_the_api_and_not_mcp(
     with memvault_ui(vault_dir) as url:
         base, _, fragment = url.partition("/#key=")
         assert base.startswith("http://127.0.0.1:") and fragment and "token" not in url
-        page = httpx2.get(url, timeout=30)
+        page = httpx2.get(url, timeout=patience(30))
         assert page.status_code == 200 and "<title>memvault</title>" in page.text
         bearer = {"Authorization": f"Bearer {fragment}"}
-        assert httpx2.get(f"{base}/api/search", headers=bearer, timeout=30).status_code == 200
+        assert (
+            httpx2.get(f"{base}/api/search", headers=bearer, timeout=patience(30)).status_code
+            == 200
+        )
         assert mcp_call(base, fragment, "tools/list", {}).status_code == 401
 
 

@@ -22,9 +22,12 @@ SHOWN = MIB
 READ_BOUND = 5 * MIB
 AWS_KEY = "wJa1rXUtnFEMI/K7MDENG/bPxRfiCYzq8Xk3Lm9Q"
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="reads a process's I/O counts in /proc"
-)
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="reads a process's I/O counts in /proc"
+    ),
+]
 
 
 def big_note(vault_dir: Path) -> Path:

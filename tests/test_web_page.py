@@ -20,13 +20,15 @@ from memvault.config import Settings
 from memvault.service.vault import VaultService
 
 from .browser import Browser
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import http_server
 from .test_web_api import mcp_call, memvault_ui
 
+pytestmark = pytest.mark.processes
+
 TOKEN = "page-token"
 OLD = "2020-01-01T00:00:00Z"
-WAIT = 20  # seconds the page has to show a change: generous, not a timing assertion
+WAIT = patience(20)  # seconds the page has to show a change: generous, not a timing assertion
 
 
 def stale_note(title: str, body: str) -> str:

@@ -8,9 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from .conftest import write_file
 from .test_web_api import serving, signed_in, writes_from
+
+pytestmark = pytest.mark.processes
 
 GITHUB = "ghp_" + "Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b"
 NAMED = "ghp_" + "M4nB6vC8xZ0lK2jH4gF6dS8aP0oI2uY4tR6e"

@@ -64,6 +64,7 @@ def test_cli_usage_errors_are_one_line_with_where_the_help_is(vault_dir: Path) -
         assert (code, out, err) == (2, "", f"error: {line}\n")
 
 
+@pytest.mark.processes
 async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
         error = partial(tool_error, session)
@@ -84,6 +85,7 @@ async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
         assert "expires_at 'soon' is not an ISO date" in expiry
 
 
+@pytest.mark.processes
 async def test_invalid_arguments_are_one_readable_line_per_field(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
         result = await session.call_tool("write_mem", {"title": 5, "tags": "a"})
@@ -130,6 +132,7 @@ def test_cli_counts_and_times_read_as_a_person_says_them(vault_dir: Path) -> Non
     assert run(vault_dir, "sync")[1].endswith("s: no changes\n")
 
 
+@pytest.mark.processes
 async def test_tool_texts_count_as_a_person_says_them(vault_dir: Path) -> None:
     write_file(vault_dir, "retries.md", "# Payment retries\n\nRetries back off.\n")
     async with stdio_session(vault_dir) as session:
@@ -150,6 +153,7 @@ async def test_tool_texts_count_as_a_person_says_them(vault_dir: Path) -> None:
         assert notes.endswith("linked with no other memory.")
 
 
+@pytest.mark.processes
 async def test_the_memory_resource_takes_a_path_and_says_not_found(vault_dir: Path) -> None:
     write_file(vault_dir, "decision/payment-retries.md", "# Payment retries\n\nThree.\n")
     async with stdio_session(vault_dir) as session:

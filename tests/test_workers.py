@@ -18,7 +18,7 @@ from memvault.core.records import Filter
 from memvault.errors import Invalid
 from memvault.service.vault import VaultService
 
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, structured
 
 NOTES = 2100  # above the indexer's PARALLEL_FROM, so a rebuild uses worker processes
@@ -54,6 +54,7 @@ def test_an_unknown_start_method_is_a_clear_error(monkeypatch: pytest.MonkeyPatc
         workers.start_method()
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_the_server_starts_with_spawned_workers_and_sees_edits_made_while_down(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch
@@ -89,6 +90,7 @@ def alive_with_parent(pid: int) -> set[int]:
     return set() if state in ("Z", "X") else {int(ppid)}
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.skipif(workers.parallelism() == 0, reason="one core: a rebuild starts no worker")
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -101,7 +103,7 @@ def test_parse_workers_end_when_their_reindex_is_killed(vault_dir: Path, method:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + patience(60)
     parsers: set[int] = set()
     while len(parsers) < 2 and reindex.poll() is None and time.monotonic() < deadline:
         parsers = children_of(reindex.pid)
@@ -109,7 +111,7 @@ def test_parse_workers_end_when_their_reindex_is_killed(vault_dir: Path, method:
     os.kill(reindex.pid, signal.SIGKILL)
     reindex.wait()
     assert parsers, "the reindex started no worker"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + patience(20)
     while any(alive_with_parent(pid) for pid in parsers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive_with_parent(pid) for pid in parsers)

@@ -28,6 +28,7 @@ def run(vault: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("category", "reason"),
@@ -70,6 +71,7 @@ def test_the_archive_keeps_working_for_expired_memories(vault: VaultService) -> 
     assert vault.update("temporary-outage", category="ops").path == "ops/temporary-outage.md"
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("tags", "problem"),
@@ -99,6 +101,7 @@ async def test_tags_obsidian_cannot_hold_are_refused_on_write_and_edit(
         assert structured(await session.call_tool("list_mem", {}))["total"] == 1
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_tags_obsidian_holds_are_kept(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
@@ -133,6 +136,7 @@ def test_a_hand_written_tag_obsidian_cannot_hold_still_reads(vault: VaultService
     assert vault.update("legacy", title="Legacy note").tags == ["a b", "c++"]
 
 
+@pytest.mark.processes
 @pytest.mark.anyio
 async def test_the_memory_resource_takes_a_path_and_says_not_found(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
