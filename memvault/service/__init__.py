@@ -2,8 +2,9 @@
 parts it is made of.
 
 - `vault`: `VaultService`: create, read, update, delete, link, merge, list, sync, upkeep,
-  check; search is its `hybrid_search` part's. Where a write checks duplicates:
-  `VaultService._refuse_duplicate`, with `related` (a reworded twin, by meaning).
+  check; search is its `hybrid_search` part's.
+- `duplicate_guard`: where a write checks duplicates: same title, near-identical content, and
+  (with `related`) a reworded twin, by meaning.
 - `hybrid_search`: search by words, by meaning or both fused, `similar`, semantic status.
 - `lookup`: a memory by the name a caller gives: exact, or a clear fuzzy match for reads.
 - `related`: memories related to one (`similar_mem`), a new memory's reworded twin.

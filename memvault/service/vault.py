@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from memvault import workers
 from memvault.config import Settings, cached_index
@@ -67,35 +67,28 @@ from memvault.core.records import (
     Usage,
 )
 from memvault.core.secrets import SecretPolicy, screened, screened_edit, screened_fields
-from memvault.errors import Conflict, Duplicate, Invalid, ReadOnly
+from memvault.errors import Conflict, Invalid, ReadOnly
 from memvault.index import sync
 from memvault.index.database import Index
 from memvault.index.search_sql import SORTS
 from memvault.index.sync import Changes
 from memvault.policies import Policies
-from memvault.search import similarity
-from memvault.search.filters import same_scope
 from memvault.semantic import prune
 from memvault.semantic.engine import Semantic
 from memvault.semantic.model import OFF
-from memvault.service import checks, near_duplicates, related
+from memvault.service import checks, near_duplicates
+from memvault.service.duplicate_guard import DuplicateGuard, Suspects
 from memvault.service.hybrid_search import MAX_OFFSET, HybridSearch, dated
 from memvault.service.lookup import Lookup
 from memvault.storage.files import VaultStore, folders_synced_at_end
 from memvault.storage.journal import Journal
-from memvault.words import command, param, parts
+from memvault.words import parts
 from memvault.writes.links import LinkService
 from memvault.writes.supersedes import SuccessionService
 from memvault.writes.writer import Rewrite, Writer, retrying
 
-if TYPE_CHECKING:
-    from memvault.semantic.vectors import Near
-
 log = logging.getLogger(__name__)
 
-DUPLICATE_CANDIDATES = 5
-DUPLICATE_WORDS = 8
-EDIT = command("edit_mem", "edit")
 # What write does when a memory of that title exists in that scope: refuse it as a duplicate,
 # or replace its content (key-value use).
 OnExists = Literal["refuse", "replace"]
@@ -125,6 +118,7 @@ class VaultService:
         self.semantic_status = searching.semantic_status
         self.embed = searching.embed
         self.serve_semantic = searching.serve_semantic
+        self._guard = DuplicateGuard(index, store, self._semantic)
         self._succession = SuccessionService(store, index, self._writer)
         self._write_lock = threading.RLock()
         self._changing = threading.local()
@@ -333,19 +327,11 @@ class VaultService:
         if agent:
             fields["created_by"] = agent  # updated_by too: the writer stamps a change by one
         fields.update(extra)
-        # Looked for before the vault lock is taken, by meaning in a thread while the texts are
-        # compared here: no writer waits for the model, and this one waits for the slower side.
-        if allow_duplicate:
-            twins: list[Near] = []
-            identical = None
-        else:
-            meaning = related.twins_soon(self._semantic, title, content)
-            identical = self._identical(content, scope)
-            twins = meaning.result()
+        suspects = Suspects() if allow_duplicate else self._guard.suspects(title, content, scope)
         with self._writing(agent):
             old = None if supersedes is None else self.locate(supersedes)
             if not allow_duplicate:
-                self._refuse_duplicate(title, scope, old, identical, twins)
+                self._guard.refuse(title, scope, old, suspects)
             if old is not None:
                 fields["supersedes"] = property_link(old)
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
@@ -385,7 +371,7 @@ class VaultService:
         # takes it in `create`, after the duplicate guard's run of the model.
         with self._writing(agent) if replace else nullcontext():
             key = clean_title(title, self.limits), clean_scope(scope)
-            path = self._titled(*key) if replace else None
+            path = self._guard.titled(*key) if replace else None
             if path is not None:
                 memory = self.update(
                     path,
@@ -479,7 +465,7 @@ class VaultService:
                 if old is not None:
                     fields.update(with_link(memory.metadata, "supersedes", property_link(old)))
                 if "title" in fields and not allow_duplicate:
-                    self._refuse_title(fields["title"], memory.scope, path)
+                    self._guard.refuse_title(fields["title"], memory.scope, path)
                 body = memory.body if edit is None else self._edited(memory, edit)
                 new_path = self._new_path(memory, fields)
                 if body == memory.body and not fields:
@@ -504,82 +490,6 @@ class VaultService:
         """The memories this one supersedes and the one that superseded it, by the links in
         its `supersedes` and `superseded_by` properties."""
         return self._succession.of(memory)
-
-    def _identical(self, content: str, scope: str | None) -> Duplicate | None:
-        """The refusal a memory of this scope with near-identical content calls for, if one
-        has it: looked for before the vault lock (a few ms of reads at 100k notes), so two
-        writers of the same text at the same moment may both be kept, as by meaning."""
-        words = similarity.longest_words(content, DUPLICATE_WORDS)
-        largest = similarity.largest_alike(content)
-        for path in self._index.names.with_all_words(words, DUPLICATE_CANDIDATES, largest, [scope]):
-            other = self._store.read_if_readable(path)
-            if other is None:
-                continue  # gone or spoilt since it was indexed: no twin, and no reason to fail
-            score = similarity.content_similarity(content, other.body)
-            if score >= similarity.NEAR_IDENTICAL:
-                return Duplicate(
-                    (
-                        f"{other.title!r} (id {other.id}, {path}) has near-identical content "
-                        f"({score:.0%} alike); edit it with ",
-                        EDIT,
-                        ", or pass ",
-                        param("allow_duplicate", "true"),
-                        " to keep both",
-                    ),
-                    other.id,
-                )
-        return None
-
-    def _refuse_duplicate(
-        self,
-        title: str,
-        scope: str | None,
-        replacing: str | None,
-        identical: Duplicate | None,
-        twins: list[Near],
-    ) -> None:
-        """Duplicate if a memory of this scope has this title (looked up under the vault lock,
-        so exact), near-identical content (`identical`), or is one of the `twins` saying the
-        same in other words (service/related.py), except the memory at `replacing` for the last
-        (a new memory superseding it may say the same)."""
-        self._refuse_title(title, scope)
-        if identical is not None:
-            raise identical
-        for hit in related.reworded(self._index, twins):
-            if same_scope(hit.scope, scope) and hit.path != replacing:
-                raise Duplicate(
-                    f"{hit.title!r} (id {hit.id}, {hit.path}) says the same in other words "
-                    f"({hit.relevance:.0%} alike in meaning); edit it, or pass "
-                    "allow_duplicate=true to keep both",
-                    hit.id,
-                )
-
-    def _refuse_title(self, title: str, scope: str | None, own: str | None = None) -> None:
-        """Duplicate if a memory of this scope other than the one at `own` has this title."""
-        path = self._titled(title, scope, own)
-        note = None if path is None else self._index.names.note(path)
-        if note is not None:
-            raise Duplicate(
-                (
-                    f"a memory titled {note.title!r} exists (id {note.id}, {path}); edit it with ",
-                    EDIT,
-                    ", replace it with ",
-                    param("on_exists", "replace"),
-                    ", or pass ",
-                    param("allow_duplicate", "true"),
-                    " to keep both",
-                ),
-                note.id,
-            )
-
-    def _titled(self, title: str, scope: str | None, own: str | None = None) -> str | None:
-        """The path of a memory of this scope (other than the one at `own`) with this title
-        (case ignored); a title may repeat in other scopes."""
-        for path in self._index.names.titled(title):
-            note = self._index.names.note(path)
-            if note is not None and path != own and same_scope(note.scope, scope):
-                return path
-        return None
 
     def restore(self, record: dict[str, Any], secrets: SecretPolicy = "refuse") -> Memory:
         """Write an exported memory back with its id, timestamps and frontmatter (import).
