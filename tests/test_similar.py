@@ -26,7 +26,7 @@ from memvault.semantic.vectors import Near, VectorTable
 from memvault.service.duplicate_guard import DUPLICATE_CANDIDATES
 from memvault.service.vault import VaultService
 
-from .conftest import write_file
+from .conftest import patience, write_file
 from .mcp_helpers import stdio_session, structured, text_of, tool_error
 
 ROLLBACK = (
@@ -158,7 +158,7 @@ def test_the_guard_compares_texts_while_the_model_runs_and_keeps_its_order(
     embed, all_words = Embedder.passages, Names.with_all_words
 
     def embedding(self: Embedder, texts: Sequence[str]) -> np.ndarray:
-        assert compared.wait(10), "the texts were compared only after the model ran"
+        assert compared.wait(patience(10)), "the texts were compared only after the model ran"
         return embed(self, texts)
 
     def comparing(self: Names, *args: Any) -> list[str]:
@@ -308,6 +308,7 @@ def test_the_cli_lists_similar_memories(embedded: VaultService, vault_dir: Path)
     assert missing.exit_code != 0 and missing.output.count("\n") == 1
 
 
+@pytest.mark.processes
 def test_similar_mem_through_an_mcp_client(
     embedded: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
