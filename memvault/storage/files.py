@@ -235,18 +235,7 @@ class VaultStore:
     ) -> FileInfo | None:
         if entry.is_symlink():
             return self._info(Path(entry.path), skipped)
-        problem: str | None
-        try:
-            stat = entry.stat()
-        except OSError as exc:
-            problem = exc.strerror or str(exc)
-        else:
-            problem = kind_problem(stat.st_mode)
-            if problem is None:
-                return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
-        if skipped is not None:
-            skipped.append(Skipped(rel, f"not indexed: {problem}"))
-        return None
+        return _reported(rel, _file_info(rel, entry.stat), skipped)
 
     def stat(self, path: str, skipped: list[Skipped] | None = None) -> FileInfo | None:
         """The file's size and mtime if `path` is a markdown file memvault would index, else None
@@ -266,19 +255,8 @@ class VaultStore:
 
     def _info(self, full: Path, skipped: list[Skipped] | None) -> FileInfo | None:
         rel = full.relative_to(self.root).as_posix()
-        reason = self._link_problem(full) if full.is_symlink() else None
-        if reason is None:
-            try:
-                stat = full.stat()
-            except OSError as exc:
-                reason = exc.strerror or str(exc)
-            else:
-                reason = kind_problem(stat.st_mode)
-                if reason is None:
-                    return FileInfo(rel, stat.st_size, stat.st_mtime_ns)
-        if skipped is not None and reason != SAME_NOTE:
-            skipped.append(Skipped(rel, f"not indexed: {reason}"))
-        return None
+        problem = self._link_problem(full) if full.is_symlink() else None
+        return _reported(rel, problem or _file_info(rel, full.stat), skipped)
 
     def _link_problem(self, link: Path) -> str | None:
         """Why a symlink is no memory of its own (None when it is one): a loop, a dangling link
@@ -430,6 +408,26 @@ def _prune(root: Path, folder: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+def _file_info(rel: str, read_stat: Callable[[], os.stat_result]) -> FileInfo | str:
+    """A regular file's size and mtime, or why it has none (its stat failed; it is a pipe, a
+    socket, a device: regular_files.kind_problem)."""
+    try:
+        stat = read_stat()
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return kind_problem(stat.st_mode) or FileInfo(rel, stat.st_size, stat.st_mtime_ns)
+
+
+def _reported(rel: str, found: FileInfo | str, skipped: list[Skipped] | None) -> FileInfo | None:
+    """`found` when it is a file's info; else None, and why goes to `skipped` (a link to a note
+    of the vault is that note: never reported)."""
+    if isinstance(found, FileInfo):
+        return found
+    if skipped is not None and found != SAME_NOTE:
+        skipped.append(Skipped(rel, f"not indexed: {found}"))
+    return None
 
 
 def _readme(name: str) -> bool:
