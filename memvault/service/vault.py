@@ -80,7 +80,8 @@ from memvault.service import checks, near_duplicates
 from memvault.service.duplicate_guard import DuplicateGuard, Suspects
 from memvault.service.hybrid_search import MAX_OFFSET, HybridSearch, dated
 from memvault.service.lookup import Lookup
-from memvault.storage.files import VaultStore, folders_synced_at_end
+from memvault.storage.atomic_writes import folders_synced_at_end
+from memvault.storage.files import VaultStore
 from memvault.storage.journal import Journal
 from memvault.words import parts
 from memvault.writes.links import LinkService

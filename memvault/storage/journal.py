@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memvault.storage.files import atomic_write, write_errors
+from memvault.storage.atomic_writes import atomic_write, write_errors
 
 log = logging.getLogger(__name__)
 

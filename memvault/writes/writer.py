@@ -22,7 +22,8 @@ from memvault.core.memory import Memory
 from memvault.core.records import Snapshot
 from memvault.errors import Changed, Conflict, Unwritable
 from memvault.index.database import Index
-from memvault.storage.files import Undo, VaultStore
+from memvault.storage.atomic_writes import Undo
+from memvault.storage.files import VaultStore
 
 log = logging.getLogger(__name__)
 
