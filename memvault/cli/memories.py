@@ -26,7 +26,7 @@ from memvault.core.secrets import SecretPolicy
 from memvault.errors import Invalid
 from memvault.features.session_notes import SessionFields, save_session_notes
 from memvault.presentation.lines import ReadFormat, links_removed, plain_text
-from memvault.service.vault import OnExists
+from memvault.service.memory_writes import OnExists
 from memvault.words import memories
 
 set_option = click.option(

@@ -1,8 +1,13 @@
 """`VaultService`, the one entry point to a vault for the faces and the features, and the
 parts it is made of.
 
-- `vault`: `VaultService`: create, read, update, delete, link, merge, list, sync, upkeep,
-  check; search is its `hybrid_search` part's.
+- `vault`: `VaultService`, the facade: reads, lists, sync, upkeep, check; the writes and
+  search are its parts' (`memory_writes`, `hybrid_search`), handed to the faces as its own.
+- `parts`: what the parts share of one vault: store, index, semantic, writer, links, lock.
+- `memory_writes`: create, write, update, restore, verify, archive, delete, link, merge.
+- `edits`: what a write puts in a file: a new memory's fields, an edit's fields and body.
+- `new_paths`: where a memory's file goes: a new one's free path, a moved one's.
+- `write_lock`: the vault lock a change holds, all or nothing, renames finished first.
 - `duplicate_guard`: where a write checks duplicates: same title, near-identical content, and
   (with `related`) a reworded twin, by meaning.
 - `hybrid_search`: search by words, by meaning or both fused, `similar`, semantic status.

@@ -1,0 +1,126 @@
+"""What a write puts in a memory's file: a new memory's fields, an edit's changed fields and
+body, and the checks a change must pass first (the caller's guards, a writable file)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memvault.core import clock
+from memvault.core.document import Document
+from memvault.core.markdown import BodyEdit, apply_edit
+from memvault.core.memory import (
+    Limits,
+    Memory,
+    check_content,
+    check_size,
+    clean_category,
+    clean_tags,
+    clean_title,
+    new_id,
+    refuse_reserved,
+)
+from memvault.errors import Conflict, Invalid
+from memvault.words import parts
+
+
+@dataclass
+class Change:
+    """What `update` asks of a memory, screened for secrets: applied to the file as it is at
+    each attempt (`MemoryWrites.update`)."""
+
+    title: str | None = None
+    edit: BodyEdit | None = None
+    tags: list[str] | None = None
+    category: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict)
+    supersedes: str | None = None
+    expected_version: str | None = None
+    expected_updated_at: str | None = None
+    allow_duplicate: bool = False
+    archiving: bool = False
+
+
+def new_fields(
+    title: str,
+    folder: str | None,
+    scope: str | None,
+    tags: list[str],
+    expires: str | None,
+    agent: str | None,
+) -> dict[str, Any]:
+    """The frontmatter of a new memory: a fresh id, its title, category, scope and tags, now
+    as its times, its expiry, and `agent` as who wrote it."""
+    now = clock.now_iso()
+    fields: dict[str, Any] = {"id": new_id(), "title": title}
+    if folder:
+        fields["category"] = folder
+    if scope:
+        fields["scope"] = scope
+    fields.update(tags=tags, created_at=now, updated_at=now, last_reviewed=now)
+    if expires:
+        fields["expires_at"] = expires
+    if agent:
+        fields["created_by"] = agent  # updated_by too: the writer stamps a change by one
+    return fields
+
+
+def changed_fields(memory: Memory, doc: Document, change: Change, limits: Limits) -> dict[str, Any]:
+    """The title, tags and category `change` gives `memory` that differ from its own (with
+    its id and title when it has no frontmatter yet to hold them)."""
+    fields: dict[str, Any] = {}
+    if change.title is not None and clean_title(change.title, limits) != memory.title:
+        fields["title"] = clean_title(change.title, limits)
+    if change.tags is not None and clean_tags(change.tags, limits) != memory.tags:
+        fields["tags"] = clean_tags(change.tags, limits)
+    if change.category is not None:
+        folder = clean_category(change.category, limits)
+        if folder != memory.category:
+            refuse_reserved(folder, change.archiving)
+            fields["category"] = folder
+    if fields and not doc.writable:
+        raise Invalid(
+            f"{memory.path} has frontmatter memvault cannot parse ({doc.error}); "
+            "fix the YAML by hand, then retry"
+        )
+    if fields and not memory.has_frontmatter:
+        fields = {"id": memory.id, "title": memory.title, **fields}
+    return fields
+
+
+def edited(memory: Memory, edit: BodyEdit, limits: Limits) -> str:
+    """The memory's body after `edit`, each step refused before it is built when it would
+    be over the size limit (a find/replace of a short text by a long one multiplies)."""
+    for part in (edit.content, edit.append, edit.prepend, edit.replace, edit.section):
+        if part is not None:
+            check_content(part if isinstance(part, str) else part[1], limits)
+    try:
+        body = apply_edit(memory.body, edit, lambda size: check_size(size, limits))
+    except ValueError as exc:
+        raise Invalid((f"{memory.path}: ", *parts(exc))) from exc
+    check_content(body, limits)
+    return body
+
+
+def check_guards(memory: Memory, change: Change) -> None:
+    """Conflict if the memory is not the version (or the update time) the caller last saw."""
+    expected_version, expected_updated_at = change.expected_version, change.expected_updated_at
+    if expected_version is not None and memory.version != expected_version.strip():
+        raise Conflict(
+            f"{memory.path} changed since version {expected_version} (now {memory.version}); "
+            "read it again and reapply your edit"
+        )
+    if expected_updated_at is not None and memory.updated_at != expected_updated_at:
+        raise Conflict(
+            f"{memory.path} changed since {expected_updated_at} (now {memory.updated_at}); "
+            "read it again and reapply your edit"
+        )
+
+
+def check_writable(path: str, doc: Document) -> None:
+    """Refuse to change a file whose frontmatter cannot be parsed: memvault would lose it."""
+    if not doc.writable:
+        raise Invalid(
+            f"{path} has frontmatter memvault cannot parse ({doc.error}); fix the YAML between"
+            " its --- lines in an editor (`memvault check` lists such files), then try again"
+        )
