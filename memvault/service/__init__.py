@@ -1,8 +1,9 @@
 """`VaultService`, the one entry point to a vault for the faces and the features, and the
 parts it is made of.
 
-- `vault`: `VaultService`, the facade: reads, lists, sync, upkeep, check; the writes and
-  search are its parts' (`memory_writes`, `hybrid_search`), handed to the faces as its own.
+- `vault`: `VaultService`, the facade: it opens and reads the vault itself; the writes,
+  search and upkeep are its parts', handed to the faces as its own methods.
+- `upkeep`: fill, sync, refresh, rebuild, maintain (renames finished, archiving), check.
 - `parts`: what the parts share of one vault: store, index, semantic, writer, links, lock.
 - `memory_writes`: create, write, update, restore, verify, archive, delete, link, merge.
 - `edits`: what a write puts in a file: a new memory's fields, an edit's fields and body.

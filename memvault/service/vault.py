@@ -1,15 +1,14 @@
 """VaultService: the one entry point to a vault for the faces (CLI, MCP) and the features.
 
-It reads memories itself and hands the faces its parts' methods for the rest: the writes
-(service/memory_writes.py) and search (service/hybrid_search.py); the store, the index and the
-services under it are its own and stay private. Reads never write a file; upkeep that does
-(finishing an interrupted rename, archiving expired memories) runs only in `maintain`, at
-server start and on explicit commands.
+It opens and reads the vault itself and hands the faces its parts' methods for the rest: the
+writes (service/memory_writes.py), search (service/hybrid_search.py) and upkeep
+(service/upkeep.py); the store, the index and the services under it are its own and stay
+private. Reads never write a file; upkeep that does (finishing an interrupted rename,
+archiving expired memories) runs only in `maintain`, at server start and on explicit commands.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Iterable
 from dataclasses import replace
@@ -17,37 +16,28 @@ from pathlib import Path
 
 from memvault import workers
 from memvault.config import Settings, cached_index
-from memvault.core import clock
 from memvault.core.memory import Limits, Memory
 from memvault.core.records import (
-    CheckReport,
-    DuplicatePair,
     Filter,
     Head,
     LinkRow,
     Maintenance,
     NoteRow,
-    Progress,
-    RebuildSummary,
     Recall,
-    Skipped,
     Stats,
     Succession,
-    SyncSummary,
     Usage,
 )
-from memvault.errors import Invalid, ReadOnly
+from memvault.errors import Invalid
 from memvault.index import sync
 from memvault.index.database import Index
 from memvault.index.search_sql import SORTS
-from memvault.index.sync import Changes
 from memvault.policies import Policies
-from memvault.semantic import prune
 from memvault.semantic.model import OFF
-from memvault.service import checks, near_duplicates
 from memvault.service.hybrid_search import MAX_OFFSET, HybridSearch, dated
 from memvault.service.memory_writes import MemoryWrites
 from memvault.service.parts import VaultParts
+from memvault.service.upkeep import Upkeep
 from memvault.storage.files import VaultStore
 
 log = logging.getLogger(__name__)
@@ -70,11 +60,8 @@ class VaultService:
         self._store = store
         self._index = index
         self._semantic = parts.semantic
-        self._writer = parts.writer
-        self._links = parts.links
         self._lookup = parts.lookup
         self._succession = parts.succession
-        self._lock = parts.lock
         self.limits = parts.limits
         self.policies = parts.policies
         # The faces call these as the vault's own: the parts' methods, not copies forwarding.
@@ -95,6 +82,16 @@ class VaultService:
         self.link = writes.link
         self.unlink = writes.unlink
         self.merge = writes.merge
+        upkeep = Upkeep(parts, writes.archive)
+        self.fill = upkeep.fill
+        self.maintain = upkeep.maintain
+        self.archive_expired = upkeep.archive_expired
+        self.archive_unused = upkeep.archive_unused
+        self.near_duplicates = upkeep.near_duplicates
+        self.rebuild = upkeep.rebuild
+        self.sync = upkeep.sync
+        self.refresh = upkeep.refresh
+        self.check = upkeep.check
 
     @classmethod
     def open(cls, settings: Settings, fill: bool = True) -> VaultService:
@@ -114,29 +111,6 @@ class VaultService:
         """Open a vault for serving: a child process looks for what changed on disk while the
         caller goes on starting up; `Starting.finish` then syncs and runs `maintain`."""
         return Starting(cls.open(settings, fill=False))
-
-    def fill(self, found: Changes | None = None, progress: Progress | None = None) -> list[Skipped]:
-        """Bring the index up to date with the files: a full build for a new index (reporting
-        to `progress`), else an incremental sync (of `found` when the caller looked for changes
-        already). Only the index changes: no file is written (see `maintain`). The files it
-        skipped, and why."""
-        if self._index.pool.fresh:
-            return sync.rebuild(self._index, self._store, progress).skipped
-        return sync.sync(self._index, self._store, found).skipped
-
-    def maintain(self) -> Maintenance:
-        """Upkeep that writes files, run when the server starts and on explicit commands:
-        finish renames a crash cut short, and move expired memories (and, where the vault's
-        policies ask, unused ones) to the archive. A read-only vault skips it with one
-        warning: reads still work."""
-        try:
-            with self._lock.locked():
-                finished = self._links.recover()
-            archived = self.archive_expired() + self.archive_unused()
-            return Maintenance(finished_renames=finished, archived=archived)
-        except ReadOnly as exc:
-            log.warning("upkeep skipped: %s", exc)
-            return Maintenance()
 
     def close(self) -> None:
         """Stop embedding, save the uses counted in memory and close the index."""
@@ -226,23 +200,6 @@ class VaultService:
         its `supersedes` and `superseded_by` properties."""
         return self._succession.of(memory)
 
-    def archive_expired(self) -> list[str]:
-        """Move every memory past its `expires_at` to archive/ (links follow); never deletes."""
-        return [self.archive(path).path for path in self._index.reports.expired(clock.now_iso())]
-
-    def archive_unused(self) -> list[str]:
-        """Move to archive/ every live memory nobody used (read, found, briefed) or changed for
-        the policies' `archive_unused_days`; none unless the vault's policies set it."""
-        days = self.policies.archive_unused_days
-        if days is None:
-            return []
-        cutoff = clock.iso(clock.now() - dt.timedelta(days=days))
-        return [self.archive(path).path for path, _ in self._index.reports.unused(cutoff)]
-
-    def near_duplicates(self, limit: int = 20) -> list[DuplicatePair]:
-        """Pairs of memories whose texts are near duplicates, most alike first (to merge)."""
-        return near_duplicates.near_duplicates(self._index, self._store, limit)
-
     def category_links(self) -> list[tuple[str, str, int]]:
         """How many links go from each category (folder, '' at the root) to each other one."""
         return self._index.reports.category_links()
@@ -251,45 +208,6 @@ class VaultService:
         """A short text that changes whenever any memory is added, removed, moved or edited,
         by memvault or any other program once the index follows it (polled by the web page)."""
         return self._index.reports.fingerprint()
-
-    # -- the whole vault -------------------------------------------------------------------
-
-    def rebuild(self, progress: Progress | None = None) -> RebuildSummary:
-        """Make the index again from the files (kept state survives), remove temp files a
-        crash left behind, and drop the vectors no note uses any more."""
-        summary = sync.rebuild(self._index, self._store, progress, sweep=True)
-        summary.dropped_vectors = prune.prune(self._index, thorough=True)
-        return summary
-
-    def sync(self) -> SyncSummary:
-        """Index what changed on disk since the last pass (edits made outside memvault), and
-        remove temp files a crash left behind."""
-        summary = sync.sync(self._index, self._store, sweep=True)
-        self._semantic.embedding.wake()
-        return summary
-
-    def refresh(self, path: str) -> str:
-        """Bring one file's index entry up to date with the disk (the watcher's unit of work)."""
-        outcome = sync.refresh(self._index, self._store, path)
-        self._semantic.embedding.wake()
-        return outcome
-
-    def check(self, fix: bool = False, secrets: bool = False) -> CheckReport:
-        """Broken, one-sided and ambiguous links, duplicate ids, malformed frontmatter; with
-        `fix`, upkeep and the repairs first, and what they did in `fixed`; with `secrets`,
-        the files holding secrets (reads every file). The index is brought up to date first,
-        so every file that cannot be read is named."""
-        skipped = self.fill()
-        fixed = []
-        if fix:
-            fixed = self.maintain().lines()
-            with self._lock.writing():
-                fixed += checks.repair(self._index, self._store, self._writer, self._links)
-        report = checks.find_problems(self._index, self._store, self._links, skipped)
-        if secrets:
-            report = replace(report, secrets=checks.secrets_in_files(self._index, self._store))
-        report.fixed = fixed
-        return report
 
 
 class Starting:
