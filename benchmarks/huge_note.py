@@ -41,7 +41,7 @@ def search_times(vault: Path, index: Path, asked: list[Query]) -> list[float]:
     write_huge_note(vault)
     service = VaultService.open(Settings(vault=vault, index_path=index))
     try:
-        service.sync()
+        service.upkeep.sync()
         found = [hit.path for hit in service.search(LAST_WORD).results]
         if found[:1] != [HUGE_PATH]:
             raise RuntimeError(f"the huge note's last word found {found} first")

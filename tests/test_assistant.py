@@ -54,7 +54,7 @@ def test_usage_counts_reads_searches_and_survives_reindex(vault: VaultService) -
     vault.create("Never used", "nothing here")
     vault.recall("often used")
     vault.search("kangaroo")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     rows, _ = vault.list_memories(sort="usage")
     assert [(r.title, r.access_count) for r in rows] == [("Often used", 2), ("Never used", 0)]
     assert rows[0].last_access is not None
@@ -66,7 +66,7 @@ def test_verify_sets_last_reviewed_and_clears_the_stale_flag(
     vault: VaultService, vault_dir: Path
 ) -> None:
     old_memory(vault_dir, "aaaaaaaa", "Old pattern")
-    vault.sync()
+    vault.upkeep.sync()
     before = build_briefing(vault)
     assert [(i.title, i.stale) for i in before.items] == [("Old pattern", True)]
     assert "not reviewed 6 years ago" in before.text or "not reviewed" in before.text
@@ -81,7 +81,7 @@ def test_expired_memories_leave_search_then_move_to_the_archive(vault: VaultServ
     )
     vault.create("Lasting fact", "the API lives in eu-west", category="ops", ttl_days=30)
     assert [h.title for h in vault.search("API").results] == ["Lasting fact"]
-    assert vault.archive_expired() == ["archive/ops/temporary-outage.md"]
+    assert vault.upkeep.archive_expired() == ["archive/ops/temporary-outage.md"]
     assert vault.get(gone.id).path == "archive/ops/temporary-outage.md"
     rows, total = vault.list_memories(Filter(archived=True))
     assert (total, rows[0].title) == (1, "Temporary outage")
@@ -107,7 +107,7 @@ def test_export_then_import_into_another_vault(vault: VaultService, tmp_path: Pa
             vault.get(a.id).body,
         )
         assert other.usage()[a.id].access_count == 1
-        assert other.check().clean
+        assert other.upkeep.check().clean
         again = import_records(other, records)
         assert (again.created, sorted(again.unchanged)) == ([], sorted([a.id, b.id]))
         records[0]["content"] = "changed elsewhere"
@@ -166,7 +166,7 @@ def test_session_notes_link_both_ways_to_what_they_name(vault: VaultService) -> 
     assert [m.id for m in notes.linked] == [deploy.id]
     assert "## Next steps\n- add a canary\n" in notes.memory.body
     assert {r.source for r in vault.backlinks(vault.get(deploy.id))} == {notes.memory.path}
-    assert vault.check().clean
+    assert vault.upkeep.check().clean
 
 
 def test_the_briefing_fits_its_budget_and_says_how_old_things_are(
@@ -178,7 +178,7 @@ def test_the_briefing_fits_its_budget_and_says_how_old_things_are(
             f"Recent note {i}", " ".join(f"topic{i}x{j}" for j in range(40)), category="notes"
         )
     old_memory(vault_dir, "bbbbbbbb", "Ancient schema", "schema")
-    vault.sync()
+    vault.upkeep.sync()
     briefing = build_briefing(vault, max_tokens=400)
     assert briefing.tokens <= 400
     assert briefing.items[0].title == "Never force-push main"

@@ -142,7 +142,7 @@ def test_a_rename_records_its_caller_in_the_files_whose_links_follow(
 
 def test_upkeep_s_archive_on_expiry_leaves_updated_by_as_it_was(vault: VaultService) -> None:
     memory = vault.create("Short-lived", "True until 2020.", expires_at="2020-01-02", agent="bot")
-    assert vault.maintain().archived == [f"archive/{memory.path}"]
+    assert vault.upkeep.maintain().archived == [f"archive/{memory.path}"]
     archived = vault.get(memory.id)
     assert archived.category == "archive"
     assert (archived.metadata["created_by"], archived.metadata["updated_by"]) == ("bot", "bot")

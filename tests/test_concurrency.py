@@ -137,7 +137,7 @@ def test_threads_reading_and_writing_at_once_lose_nothing(vault_dir: Path) -> No
         body = vault.get("Shared log").body
         assert all(f"- thread {w} step {s}\n" in body for w in range(4) for s in range(15))
         assert vault.list_memories(limit=1)[1] == 61
-        assert vault.sync().added == 0
+        assert vault.upkeep.sync().added == 0
         used = vault.usage()[vault.get("Shared log").id].access_count
     finally:
         vault.close()

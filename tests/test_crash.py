@@ -61,10 +61,10 @@ def test_sigkill_at_random_moments_leaves_whole_files_and_a_repairable_vault(
 
     vault = VaultService.open(Settings(vault=vault_dir))
     assert vault.stats().memories >= 3
-    vault.check(fix=True)
-    report = vault.check()
+    vault.upkeep.check(fix=True)
+    report = vault.upkeep.check()
     assert report.clean, report
-    assert vault.sync().added == 0
+    assert vault.upkeep.sync().added == 0
     vault.close()
     assert not list(vault_dir.rglob("*.memvault-tmp")) or all(
         time.time() - p.stat().st_mtime < 60 for p in vault_dir.rglob("*.memvault-tmp")

@@ -79,8 +79,8 @@ def test_a_failed_write_changes_nothing_and_says_disk_full(
         operation(vault)
     monkeypatch.undo()
     assert state(vault) == before
-    assert vault.check().clean
-    vault.sync()
+    assert vault.upkeep.check().clean
+    vault.upkeep.sync()
     assert state(vault) == before
 
 
@@ -148,7 +148,7 @@ def test_on_a_really_full_disk_files_and_index_stay_in_step(small_disk: Path, na
     try:
         linked_vault(vault)
         write_file(vault_dir, "Gamma-notes.md", "x" * 20_000)
-        vault.sync()
+        vault.upkeep.sync()
         before = state(vault)
         fill(small_disk)
         _passing, operation = ON_A_REAL_DISK[name]

@@ -184,7 +184,7 @@ def test_a_hand_made_note_keeps_its_id(
     vault: VaultService, vault_dir: Path, text: str, edits: list[str]
 ) -> None:
     write_file(vault_dir, "notes/hand.md", text)
-    vault.sync()
+    vault.upkeep.sync()
     first = vault.get("notes/hand.md").id
     for edit in edits:
         if edit == "append":
@@ -232,13 +232,13 @@ def test_a_copied_vault_keeps_its_update_times(
     service = VaultService.open(Settings(vault=copy))
     try:
         if reindex:
-            service.rebuild()
+            service.upkeep.rebuild()
         times = {row.path: row.updated_at for row in service.list_memories()[0]}
         assert times == {"a.md": "2020-01-02T03:04:05Z", "b.md": "2020-01-02T03:04:05Z"}
         assert service.get("a.md").updated_at == service.get("b.md").updated_at == times["a.md"]
         assert service.search("alpha").results[0].updated_at == times["a.md"]
         (copy / "b.md").write_text("# Old B\nbeta, edited by hand\n", encoding="utf-8")
-        service.sync()
+        service.upkeep.sync()
         assert service.get("b.md").updated_at != times["b.md"]
     finally:
         service.close()

@@ -41,7 +41,7 @@ def test_properties_are_obsidian_frontmatter_merged_by_edits(vault: VaultService
     text = path.read_text()
     assert "outcome: open\nfiles: [a.py, b.py]\nhours: 1.5\ndone: false\n---\n" in text
     path.write_text(text.replace("hours: 1.5\n", "hours: 1.5  # a guess\n"))
-    vault.sync()
+    vault.upkeep.sync()
 
     vault.update(memory.id, properties={"outcome": "fixed", "done": None, "due": "2026-12-01"})
 
@@ -56,7 +56,7 @@ def test_hand_made_properties_are_filtered_on_after_a_sync(vault: VaultService) 
     match ignores case and a list matches by any element."""
     write_file(vault.root, "notes/trip.md", "---\nstatus: Planned\nwho: [Ann, Bo]\n---\nTrip.\n")
     write_file(vault.root, "notes/other.md", "---\nstatus: done\n---\nTrip too.\n")
-    vault.sync()
+    vault.upkeep.sync()
 
     planned = Filter(where=(("Status", "planned"), ("who", "bo")))
     assert titles(vault.list_memories(planned)[0]) == ["trip"]

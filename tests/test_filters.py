@@ -59,7 +59,7 @@ def test_a_category_filter_still_finds_a_folder_made_by_hand(
     vault: VaultService, vault_dir: Path
 ) -> None:
     write_file(vault_dir, "Team Notes/standup.md", "# Standup\nDaily at ten.\n")
-    vault.sync()
+    vault.upkeep.sync()
     assert titles_listed(vault, Filter(category="Team Notes")) == ["Standup"]
     assert titles_found(vault, "daily", Filter(category="team notes")) == ["Standup"]
 
@@ -95,7 +95,7 @@ def test_several_scopes_give_each_of_them_plus_the_global_ones(vault: VaultServi
 def test_since_leaves_out_a_memory_a_year_old(vault: VaultService, vault_dir: Path) -> None:
     dated(vault_dir, "old.md", "Old cache note", "The cache holds sessions.", 365)
     dated(vault_dir, "new.md", "New cache note", "The cache holds carts.", 2)
-    vault.sync()
+    vault.upkeep.sync()
     for since in ("7d", "1 week", "this year" if time.gmtime().tm_yday > 7 else "2w"):
         assert titles_found(vault, "cache", Filter(since=since)) == ["New cache note"]
         assert titles_listed(vault, Filter(since=since)) == ["New cache note"]
@@ -105,7 +105,7 @@ def test_since_leaves_out_a_memory_a_year_old(vault: VaultService, vault_dir: Pa
 
 def test_since_can_read_the_created_time(vault: VaultService, vault_dir: Path) -> None:
     dated(vault_dir, "made-long-ago.md", "Made long ago", "Edited lately.", 400)
-    vault.sync()
+    vault.upkeep.sync()
     vault.update("Made long ago", title="Made long ago, edited now")
     assert titles_listed(vault, Filter(since="7d")) == ["Made long ago, edited now"]
     assert titles_listed(vault, Filter(since="7d", time_field="created")) == []
@@ -175,7 +175,7 @@ def near_tie_vault(vault: VaultService, vault_dir: Path) -> None:
     text = "Redis eviction policy is allkeys-lru on the cache cluster."
     dated(vault_dir, "older.md", "Redis eviction (older)", text + " Set in 2023.", 300)
     dated(vault_dir, "newer.md", "Redis eviction (newer)", text + " Set in the spring of 2024.", 1)
-    vault.sync()
+    vault.upkeep.sync()
 
 
 def test_prefer_recent_puts_the_newer_of_a_near_tie_first(
@@ -202,7 +202,7 @@ def test_prefer_recent_never_buries_a_clearly_better_older_answer(
     dated(vault_dir, "mention.md", "Weekly notes", "Talked about Postgres today. Pool party.", 1)
     for n in range(5):
         dated(vault_dir, f"filler-{n}.md", f"Filler {n}", "Lunch and coffee.", 3)
-    vault.sync()
+    vault.upkeep.sync()
     query = "postgres connection pool size"
     plain = [hit.title for hit in vault.search(query).results]
     recent = [hit.title for hit in vault.search(query, prefer_recent=True).results]
@@ -218,7 +218,7 @@ def test_relevance_means_the_same_in_every_mode(vault_dir: Path) -> None:
         vault.create("Rolling back a deployment", "Redeploy the previous build from CI.")
         vault.create("Office plants", "Water the ficus every Monday.")
         dated(vault_dir, "old.md", "Rollback in 2020", "We rolled back by hand then.", 1500)
-        vault.sync()
+        vault.upkeep.sync()
         assert vault.embed() == 3
         paraphrase = "return the site to the older version after a bad release"
         by_meaning = vault.search(paraphrase, mode="semantic").results

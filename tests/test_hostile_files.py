@@ -309,7 +309,7 @@ def test_rebuilds_never_index_a_symlink_swapped_in_and_out(vault_dir: Path) -> N
     swapper.start()
     try:
         for _ in range(20):
-            vault.rebuild()
+            vault.upkeep.rebuild()
             assert vault.search("wolverine").results == []
     finally:
         done.set()
@@ -319,7 +319,7 @@ def test_rebuilds_never_index_a_symlink_swapped_in_and_out(vault_dir: Path) -> N
 
 def test_out_of_range_dates_read_as_absent(vault: VaultService, vault_dir: Path) -> None:
     write_file(vault_dir, "far.md", OUT_OF_RANGE_DATES)
-    vault.sync()
+    vault.upkeep.sync()
     memory = vault.get("far")
     assert memory.created_at is None
     assert memory.problem is None
@@ -332,11 +332,11 @@ def test_a_yaml_alias_bomb_is_malformed_never_expanded(
     vault: VaultService, vault_dir: Path
 ) -> None:
     write_file(vault_dir, "bomb.md", ALIAS_BOMB)
-    vault.sync()
+    vault.upkeep.sync()
     memory = vault.get("bomb")
     assert memory.metadata == {}
     assert memory.problem is not None and "alias" in memory.problem
-    assert [m.path for m in vault.check().malformed] == ["bomb.md"]
+    assert [m.path for m in vault.upkeep.check().malformed] == ["bomb.md"]
     with pytest.raises(Invalid, match="cannot parse"):
         vault.update("bomb", tags=["x"])
 
@@ -381,7 +381,7 @@ def test_an_archived_deepest_category_is_allowed(vault: VaultService) -> None:
     """The archive mirrors categories one level down: the deepest one still archives."""
     deepest = "/".join(["d"] * Limits().max_category_depth)
     vault.create("Deep and expired", "x", category=deepest, expires_at="2000-01-01")
-    assert vault.archive_expired() == [f"archive/{deepest}/deep-and-expired.md"]
+    assert vault.upkeep.archive_expired() == [f"archive/{deepest}/deep-and-expired.md"]
 
 
 def test_a_hand_made_deep_tree_is_walked_without_recursion(vault_dir: Path) -> None:
@@ -397,8 +397,8 @@ def test_a_hand_made_deep_tree_is_walked_without_recursion(vault_dir: Path) -> N
     try:
         assert [h.title for h in vault.search("elephant").results] == ["Top"]
         assert [h.title for h in vault.search("aardvark").results] == ["Bottom"]
-        assert vault.rebuild().notes == 2
-        assert vault.sync().skipped == []
+        assert vault.upkeep.rebuild().notes == 2
+        assert vault.upkeep.sync().skipped == []
     finally:
         vault.close()
         bottom.unlink()

@@ -35,7 +35,7 @@ def test_resolution_order_path_stem_title_alias_nearest_folder(
         "[[note]] [[a/note]] [[x/topic]] [[Topic Title]] [[nick]] [[Note.md]] [[missing]]"
         " [x](../a/note.md) [y](a/note.md) ![[pic.png]]\n",
     )
-    summary = vault.rebuild()
+    summary = vault.upkeep.rebuild()
     assert resolved(vault, "b/source.md") == [
         ("note", "b/note.md"),
         ("a/note", "a/note.md"),
@@ -53,7 +53,7 @@ def test_resolution_order_path_stem_title_alias_nearest_folder(
         1,
         1,
     )
-    assert vault.check().ambiguous_links == [
+    assert vault.upkeep.check().ambiguous_links == [
         AmbiguousLink("b/source.md", "note", ["a/note.md", "b/note.md"]),
         AmbiguousLink("b/source.md", "Note.md", ["a/note.md", "b/note.md"]),
     ]
@@ -63,7 +63,7 @@ def test_tags_from_frontmatter_and_inline_are_searchable_filters(
     vault: VaultService, vault_dir: Path
 ) -> None:
     write_file(vault_dir, "t.md", "---\ntags: [alpha]\n---\nBody with #beta/gamma and `#not`\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     assert [row.tags for row in vault.list_memories()[0]] == [["alpha", "beta/gamma"]]
     assert vault.list_memories(Filter(tags=("beta",)))[1] == 1
     assert vault.list_memories(Filter(tags=("not",)))[1] == 0
@@ -76,7 +76,7 @@ def test_deleting_the_index_loses_nothing_but_kept_state_survives_rebuild(
     first = VaultService.open(settings)
     memory = first.create("Keep me", "text")
     first.restore_usage(memory.id, Usage(3))
-    first.rebuild()
+    first.upkeep.rebuild()
     assert first.usage()[memory.id].access_count == 3
     first.close()
     settings.index_file.unlink()
@@ -138,7 +138,7 @@ def test_a_big_vault_is_parsed_by_worker_processes_with_the_same_result(vault_di
             vault_dir, f"f{i % 7}/note-{i}.md", f"# Note {i}\n[[note-{(i + 1) % 2100}]] #t{i % 3}\n"
         )
     vault = VaultService.open(Settings(vault=vault_dir), fill=False)
-    summary = vault.rebuild()
+    summary = vault.upkeep.rebuild()
     assert (summary.notes, summary.links, summary.unresolved_links) == (2100, 2100, 0)
     assert vault.list_memories(Filter(tags=("t1",)))[1] == 700
     assert vault.search("Note 1234").results[0].path == "f2/note-1234.md"
@@ -148,7 +148,7 @@ def test_a_big_vault_is_parsed_by_worker_processes_with_the_same_result(vault_di
     (vault_dir / "f5" / "note-5.md").unlink()
     write_file(vault_dir, "root-note.md", "# At the root\n")
     write_file(vault_dir, "f6/new-note.md", "# New\n")
-    synced = vault.sync()
+    synced = vault.upkeep.sync()
     assert (synced.added, synced.updated, synced.removed) == (2, 1, 1)
     assert vault.search("edited").results[0].path == "f3/note-3.md"
     vault.close()
@@ -179,5 +179,5 @@ def test_a_parsing_worker_that_dies_does_not_hang_the_rebuild(
     monkeypatch.setattr("memvault.index.sync.file_rows", dies_in_a_worker)
     monkeypatch.setenv("MEMVAULT_TEST_PARENT", str(os.getpid()))
     vault = VaultService.open(Settings(vault=vault_dir), fill=False)
-    assert vault.rebuild().notes == 2100
+    assert vault.upkeep.rebuild().notes == 2100
     vault.close()

@@ -61,7 +61,7 @@ def test_a_link_naming_the_file_follows_it_as_obsidian_does(
         "By name [[old-name]], by title [[Old name#Part]], embedded ![[Old name]].\n"
         "| cell | [[Old name]] |\n|---|---|\n",
     )
-    vault.rebuild()
+    vault.upkeep.rebuild()
     vault.update("old-name", title="New name")
     assert (vault_dir / "hand.md").read_text() == (
         "By name [[new-name]], by title [[new-name#Part|Old name]], embedded ![[new-name]].\n"
@@ -76,10 +76,10 @@ def test_a_title_change_that_keeps_the_file_name_keeps_links_by_title(
     resolves nowhere unless it is rewritten."""
     vault.create("Redis cache", "cache")
     write_file(vault_dir, "hand.md", "We use [[Redis cache]] here.\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     vault.update("Redis cache", title="Redis cache!")
     assert (vault_dir / "hand.md").read_text() == "We use [[redis-cache|Redis cache]] here.\n"
-    assert vault.check().broken_links == []
+    assert vault.upkeep.check().broken_links == []
 
 
 def test_related_items_show_the_current_title(vault: VaultService) -> None:
@@ -101,7 +101,7 @@ def test_links_memvault_writes_name_a_path_where_the_file_name_is_not_unique(
     """Obsidian resolves `[[topic]]` by file name alone: with two topic.md it needs the path."""
     write_file(vault_dir, "a/topic.md", "# Topic\nfirst\n")
     write_file(vault_dir, "b/topic.md", "# Topic\nsecond\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     source = vault.create("Source", "s")
     change = vault.link(source.id, "b/topic.md")
     assert change.markdown == "[[b/topic|Topic]]"
@@ -139,7 +139,7 @@ def test_a_move_next_to_a_namesake_points_links_at_the_path(
     write_file(vault_dir, "a/topic.md", "---\ntitle: Topic A\n---\nfirst\n")
     write_file(vault_dir, "b/topic.md", "---\ntitle: Topic B\n---\nsecond\n")
     write_file(vault_dir, "b/source.md", "See [[topic]].\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     vault.update("b/topic.md", category="c")
     assert (vault_dir / "b/source.md").read_text() == "See [[c/topic]].\n"
     assert [row.target for row in vault.outgoing(vault.get("b/source.md"))] == ["c/topic.md"]

@@ -31,7 +31,7 @@ def test_link_writes_both_related_lists_once(vault: VaultService) -> None:
     again = vault.link(a.id, b.id)
     assert not again.changed
     assert body_of(vault, a.id).count("[[beta") == 1
-    assert vault.check().clean
+    assert vault.upkeep.check().clean
 
 
 def test_self_link_is_refused(vault: VaultService) -> None:
@@ -53,7 +53,7 @@ def test_unlink_removes_both_sides_and_is_idempotent(vault: VaultService) -> Non
 def test_backlinks_include_hand_written_links(vault: VaultService, vault_dir: Path) -> None:
     target = vault.create("Target", "t")
     write_file(vault_dir, "notes/person.md", "I wrote [[target|a link]] by hand.\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     assert [row.source for row in vault.backlinks(vault.get(target.id))] == ["notes/person.md"]
 
 
@@ -68,7 +68,7 @@ def test_rename_rewrites_every_inbound_link_keeping_its_parts(
         "[[a/old-name]], [md](../a/old-name.md#part), `[[old-name]]` and [[unrelated]].\n"
         "| t | [[old-name\\|cell]] |\n",
     )
-    vault.rebuild()
+    vault.upkeep.rebuild()
     vault.update(old.id, title="New name")
     assert (vault_dir / "b/source.md").read_text() == (
         "See [[new-name|the note]], [[new-name#Part]], [[new-name#^abc]], ![[new-name]],\n"
@@ -76,7 +76,7 @@ def test_rename_rewrites_every_inbound_link_keeping_its_parts(
         "| t | [[new-name\\|cell]] |\n"
     )
     assert {row.source for row in vault.backlinks(vault.get(old.id))} == {"b/source.md"}
-    assert vault.check().broken_links == [LinkPair("b/source.md", "unrelated")]
+    assert vault.upkeep.check().broken_links == [LinkPair("b/source.md", "unrelated")]
 
 
 def test_rename_leaves_files_without_frontmatter_without_frontmatter(
@@ -84,7 +84,7 @@ def test_rename_leaves_files_without_frontmatter_without_frontmatter(
 ) -> None:
     vault.create("Old", "x")
     write_file(vault_dir, "hand.md", "Link to [[old]].\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     vault.update("old", title="Newer")
     assert (vault_dir / "hand.md").read_text() == "Link to [[newer]].\n"
 
@@ -94,12 +94,12 @@ def test_delete_removes_inbound_links_everywhere(vault: VaultService, vault_dir:
     keep = vault.create("Keep", "Mentions [[gone|the gone note]] inline.")
     vault.link(keep.id, gone.id)
     write_file(vault_dir, "hand.md", "Also [[gone]] and [[Gone#Heading|here]].\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     deleted = vault.delete("Gone")
     assert deleted.changed == ["hand.md", "keep.md"]
     assert body_of(vault, keep.id) == "Mentions the gone note inline.\n"
     assert (vault_dir / "hand.md").read_text() == "Also gone and here.\n"
-    assert vault.check().broken_links == []
+    assert vault.upkeep.check().broken_links == []
 
 
 def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
@@ -109,15 +109,15 @@ def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
     vault.create("Beta", "b")
     copy = (vault_dir / "alpha.md").read_text().replace("title: Alpha", "title: Alpha copy")
     write_file(vault_dir, "copy.md", copy)
-    vault.rebuild()
+    vault.upkeep.rebuild()
     vault.link("Alpha", "Beta")
     beta = vault_dir / "beta.md"
     beta.write_text(beta.read_text().replace("\n## Related\n- [[alpha|Alpha]]\n", ""))
-    vault.rebuild()
-    report = vault.check()
+    vault.upkeep.rebuild()
+    report = vault.upkeep.check()
     assert report.one_sided_links == [LinkPair("alpha.md", "beta.md")]
     assert report.duplicate_ids == [DuplicateId(a.id, ["alpha.md", "copy.md"])]
-    fixed = vault.check(fix=True)
+    fixed = vault.upkeep.check(fix=True)
     assert fixed.fixed and fixed.one_sided_links == [] and fixed.duplicate_ids == []
     assert "[[alpha|Alpha]]" in body_of(vault, "beta")
     assert vault.get(a.id).path == "alpha.md"
@@ -125,9 +125,9 @@ def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
 
 def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -> None:
     vault.create("Source", "Points at [[Future note]].")
-    assert vault.check().broken_links == [LinkPair("source.md", "Future note")]
+    assert vault.upkeep.check().broken_links == [LinkPair("source.md", "Future note")]
     vault.create("Future note", "here now")
-    assert vault.check().broken_links == []
+    assert vault.upkeep.check().broken_links == []
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]
 
 
@@ -142,7 +142,7 @@ def half_renamed(vault: VaultService, vault_dir: Path, monkeypatch: pytest.Monke
     hand.md still links to the old name."""
     vault.create("Old name", "x")
     write_file(vault_dir, "hand.md", HAND)
-    vault.sync()
+    vault.upkeep.sync()
     with monkeypatch.context() as patch:
         patch.setattr("memvault.writes.links.LinkService._retarget", crash_mid_rename)
         with pytest.raises(KeyboardInterrupt):
@@ -162,9 +162,11 @@ def test_a_rename_cut_short_is_finished_by_upkeep_not_by_opening(
     vault.close()
     reopened = VaultService.open(Settings(vault=half_renamed))
     assert (half_renamed / "hand.md").read_text() == HAND
-    assert reopened.maintain().finished_renames == ["finished renaming old-name.md to new-name.md"]
+    assert reopened.upkeep.maintain().finished_renames == [
+        "finished renaming old-name.md to new-name.md"
+    ]
     assert (half_renamed / "hand.md").read_text() == RENAMED
-    assert reopened.check().broken_links == []
+    assert reopened.upkeep.check().broken_links == []
     assert not list((half_renamed / ".memvault" / "journal").iterdir())
     reopened.close()
 

@@ -95,12 +95,12 @@ def test_memvaults_own_later_changes_are_not_losses_but_an_editors_stays_one(
     vault.update(note.id, edit=BodyEdit(find="typo", replace="spelling"))
     vault.update(note.id, edit=BodyEdit(append="Check [[staging-host]] first."))
     vault.update(target.id, title="Staging server")
-    assert vault.check().lost_appends == []
+    assert vault.upkeep.check().lost_appends == []
     copy = (vault_dir / note.path).read_text(encoding="utf-8")
     vault.update(note.id, edit=BodyEdit(append=ACKNOWLEDGED))
     editor_saves(vault_dir / note.path, copy)
     vault.update(note.id, edit=BodyEdit(append="And one more after it."))
-    assert [lost.text for lost in vault.check().lost_appends] == [ACKNOWLEDGED]
+    assert [lost.text for lost in vault.upkeep.check().lost_appends] == [ACKNOWLEDGED]
 
 
 @pytest.mark.processes

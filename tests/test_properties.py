@@ -563,7 +563,7 @@ def filter_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultServ
     service = VaultService.open(Settings(vault=folder))
     late = folder / "work" / "expired.md"
     late.write_text("---\nid: late\ntitle: Late\nexpires_at: 2001-01-01\n---\nshared word\n")
-    service.sync()
+    service.upkeep.sync()
     yield service
     service.close()
 

@@ -104,7 +104,7 @@ def upkeep_due(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         vault.create("Old name", "A note about to get a new name.\n")
         write_file(vault_dir, "hand.md", HAND)
         write_file(vault_dir, ".obsidian/workspace.json", '{"active": "hand.md"}\n')
-        vault.sync()
+        vault.upkeep.sync()
 
         def crash(self: object, entry: object) -> None:
             raise KeyboardInterrupt("killed mid-rename")

@@ -54,7 +54,7 @@ def test_near_duplicates_pairs_alike_texts_once_and_skips_different_ones(
     vault.create("Staging restore", TEXT)
     vault.create("Nightly restore", TEXT.replace("02:00", "02:30"), allow_duplicate=True)
     vault.create("Unrelated", "Payment retries back off exponentially with some jitter added.\n")
-    pairs = vault.near_duplicates()
+    pairs = vault.upkeep.near_duplicates()
     assert [(p.first, p.second) for p in pairs] == [("nightly-restore.md", "staging-restore.md")]
     assert 0.7 <= pairs[0].score < 1
 
@@ -66,7 +66,7 @@ def test_the_change_fingerprint_moves_with_every_kind_of_change(
     memory = vault.create("One", "first text\n")
     seen.append(vault.changes())
     write_file(vault_dir, "one.md", (vault_dir / "one.md").read_text() + "more\n")
-    vault.sync()
+    vault.upkeep.sync()
     seen.append(vault.changes())
     vault.update(memory.id, title="Renamed")
     seen.append(vault.changes())
@@ -89,7 +89,7 @@ def test_review_queues_name_stale_unused_and_expiring_memories(
     )
     soon = vault.create("Soon gone", "Temporary.\n", ttl_days=3)
     used = vault.create("Used", "Used often.\n")
-    vault.sync()
+    vault.upkeep.sync()
     vault.record_use([used.id])
     queues = review(vault, 90)
     assert [r.title for r in queues.stale.items] == ["Old"]
@@ -123,7 +123,7 @@ def test_a_hub_s_graph_is_capped_instead_of_growing_without_bound(
     write_file(vault_dir, "hub.md", f"# Hub\n\n{links}\n")
     for n in range(200):
         write_file(vault_dir, f"spokes/spoke-{n}.md", f"# Spoke {n}\n\nback to [[hub]]\n")
-    vault.sync()
+    vault.upkeep.sync()
     shown = graph(vault, "hub", 2)
     assert shown.capped and len(shown.nodes) == 150
 

@@ -28,7 +28,7 @@ def test_deleting_a_note_takes_its_rows_and_leaves_links_to_it_dangling(
 ) -> None:
     write_file(vault_dir, "gone.md", "---\naliases: [Old]\ntags: [x]\n---\nSee [[kept]] #y\n")
     write_file(vault_dir, "kept.md", "Back to [[gone]]\n")
-    vault.sync()
+    vault.upkeep.sync()
     index = Settings(vault=vault_dir).index_file
     assert len(rows(index, "SELECT * FROM aliases")) == 1
     vault.delete("gone")
@@ -36,7 +36,7 @@ def test_deleting_a_note_takes_its_rows_and_leaves_links_to_it_dangling(
     assert rows(index, "SELECT * FROM tags") == []
     assert rows(index, "SELECT raw, target FROM links") == []  # kept's link was removed too
     write_file(vault_dir, "kept.md", "Back to [[gone]]\n")
-    vault.sync()
+    vault.upkeep.sync()
     assert rows(index, "SELECT raw, target FROM links") == [("gone", None)]
 
 

@@ -30,7 +30,7 @@ def notes(vault: VaultService, vault_dir: Path) -> VaultService:
     vault.create("결제 재시도 정책", "실패한 결제는 세 번 재시도합니다.", [], "kr")
     vault.create("Deploy checklist", "Run migrations before the deploy. Body mentions payment.")
     write_file(vault_dir, "hand/notes.md", "# Meeting notes\nThe exact phrase lives here.\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     return vault
 
 
@@ -207,14 +207,14 @@ def test_a_note_of_several_megabytes_is_found_by_a_word_at_its_end(
     body = line * 60_000 + "The last line names the zeppelin.\n"
     write_file(vault_dir, "huge.md", "---\ntitle: Long log\n---\n" + body)
     vault.create("Payment retry decision", "Failed payments are retried three times.")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     assert titles(vault, "zeppelin") == ["Long log"]
     assert "**zeppelin**" in vault.search("zeppelin").results[0].snippet
     assert titles(vault, "ledger zeppelin") == ["Long log"]
     assert set(titles(vault, "payment")) == {"Long log", "Payment retry decision"}
     assert vault.search("payment").total == 2
     write_file(vault_dir, "huge.md", "---\ntitle: Long log\n---\n" + line * 60_000)
-    vault.sync()
+    vault.upkeep.sync()
     assert titles(vault, "zeppelin") == []
     vault.delete("huge")
     assert titles(vault, "ledger") == []

@@ -163,7 +163,7 @@ def test_a_property_read_with_its_key_holds_the_secrets_check_finds_on_its_line(
 ) -> None:
     lines = "".join(f"{key}: {value}\n" for key, value, _kind in KEYED)
     write_file(vault_dir, "ops/keys.md", f"---\ntitle: Keys\n{lines}---\nIn the properties.\n")
-    checked = vault.check(secrets=True).secrets
+    checked = vault.upkeep.check(secrets=True).secrets
     assert [(s.kind, s.line) for s in checked] == [(k, n + 3) for n, (*_, k) in enumerate(KEYED)]
     for key, value, kind in KEYED:
         assert find_secrets(value) == []

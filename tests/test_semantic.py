@@ -198,7 +198,7 @@ def test_a_reindex_drops_the_vectors_no_note_uses_and_keeps_the_rest(
     assert stored(vault_dir) == (3, 4)
     assert notes.embed() == 0
     assert titles(notes, "where does the kitten nap", mode="semantic")[0] == "Office plants"
-    assert notes.rebuild().dropped_vectors == 0
+    assert notes.upkeep.rebuild().dropped_vectors == 0
 
 
 def test_a_text_several_new_notes_hold_is_embedded_once(
@@ -300,7 +300,7 @@ def test_a_vector_a_prune_drops_while_a_twin_is_embedded_is_saved_again(
 
     def racing(store: VectorStore, *args: Any) -> None:
         notes.delete(first.id)
-        assert notes.rebuild().dropped_vectors == 1
+        assert notes.upkeep.rebuild().dropped_vectors == 1
         real(store, *args)
 
     monkeypatch.setattr(VectorStore, "save", racing)
@@ -319,7 +319,7 @@ def test_vectors_follow_content_through_a_reindex_and_a_copied_vault(
     notes: VaultService, vault_dir: Path, tmp_path: Path
 ) -> None:
     notes.embed()
-    notes.rebuild()
+    notes.upkeep.rebuild()
     assert notes.semantic_status().pending == 0
     copy = tmp_path / "copy"
     shutil.copytree(vault_dir, copy)
@@ -411,7 +411,7 @@ def test_a_kept_object_new_or_dropped_by_hand_is_made_without_losing_a_vector(
     try:
         assert [r.message for r in caplog.records] == ([warning] if warning else [])
         assert again.semantic_status().pending == 0
-        assert again.rebuild().dropped_vectors == 0
+        assert again.upkeep.rebuild().dropped_vectors == 0
         assert stored(vault_dir) == (4, 4)
         with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
             made = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
@@ -825,7 +825,7 @@ def test_a_server_without_the_turn_takes_in_the_vectors_another_process_saved(
                     embedder.embed()
                 finally:
                     embedder.close()
-                vault.sync()
+                vault.upkeep.sync()
                 eventually(lambda: vault.semantic_status().pending == 0, 60)
             assert titles(vault, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
     finally:

@@ -78,7 +78,7 @@ def test_similar_applies_the_filters(embedded: VaultService) -> None:
     assert titles(embedded, ROLLBACK[0], Filter(category="office")) == [PLANTS[0], LUNCH[0]]
     embedded.create("Tagged builds", "Tags ship after checks.", supersedes=PIPELINE[0])
     write_file(embedded.root, "archive/old-rollback.md", "# Old rollback\nRedeploy it.\n")
-    embedded.fill()
+    embedded.upkeep.fill()
     embedded.embed()
     assert "Old rollback" in titles(embedded, ROLLBACK[0], Filter(archived=None))
     assert PIPELINE[0] not in titles(embedded, ROLLBACK[0])

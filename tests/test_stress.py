@@ -154,7 +154,7 @@ def test_two_servers_and_the_cli_at_once(vault_dir: Path) -> None:
     assert len(files) == expected
 
     vault = VaultService.open(Settings(vault=vault_dir))
-    report = vault.check()
+    report = vault.upkeep.check()
     assert report.clean, report
     shared = {hit.id for hit in vault.search('"Shared title"', 100).results}
     assert shared == {i for ledger in ledgers.values() for i in ledger.shared - ledger.deleted}

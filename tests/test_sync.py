@@ -25,31 +25,31 @@ def test_sync_indexes_only_what_changed(vault: VaultService, vault_dir: Path) ->
     path = vault_dir / edited.path
     path.write_text(path.read_text().replace("old text", "new quokka text"))
     (vault_dir / gone.path).unlink()
-    summary = vault.sync()
+    summary = vault.upkeep.sync()
     assert (summary.added, summary.updated, summary.removed, summary.moved) == (1, 1, 1, 0)
     assert [h.title for h in vault.search("quokka").results] == ["Edited"]
     assert [h.title for h in vault.search("zyzzyva").results] == ["Hand made"]
-    again = vault.sync()
+    again = vault.upkeep.sync()
     assert (again.added, again.updated, again.removed) == (0, 0, 0)
 
 
 def test_a_touched_file_is_not_reindexed(vault: VaultService, vault_dir: Path) -> None:
     memory = vault.create("Touched", "same")
     os.utime(vault_dir / memory.path, ns=(1, 10**18))
-    summary = vault.sync()
+    summary = vault.upkeep.sync()
     assert (summary.added, summary.updated) == (0, 0)
     assert vault.search("Touched").results[0].path == memory.path
-    assert vault.sync().updated == 0
+    assert vault.upkeep.sync().updated == 0
 
 
 def test_a_move_outside_memvault_keeps_kept_state(vault: VaultService, vault_dir: Path) -> None:
     write_file(vault_dir, "plain.md", "No frontmatter, so the id comes from the path\n")
-    vault.sync()
+    vault.upkeep.sync()
     old_id = vault.get("plain").id
     vault.restore_usage(old_id, Usage(7))
     (vault_dir / "moved").mkdir()
     os.rename(vault_dir / "plain.md", vault_dir / "moved/plain.md")
-    summary = vault.sync()
+    summary = vault.upkeep.sync()
     assert (summary.moved, summary.added, summary.removed) == (1, 0, 0)
     new_id = vault.get("moved/plain").id
     assert new_id != old_id
@@ -61,7 +61,7 @@ def test_an_unreadable_file_is_reported_never_taken_for_deleted(
 ) -> None:
     memory = vault.create("Fragile", "readable at first")
     (vault_dir / memory.path).write_bytes(b"\xff\xfe not utf-8 \xff")
-    summary = vault.sync()
+    summary = vault.upkeep.sync()
     assert [s.path for s in summary.skipped] == [memory.path]
     assert summary.removed == 0
     assert vault.search("readable").total == 1
@@ -72,7 +72,7 @@ def test_dot_folders_and_other_files_are_ignored(vault: VaultService, vault_dir:
     write_file(vault_dir, ".trash/old.md", "trashed")
     write_file(vault_dir, "notes.txt", "text file")
     write_file(vault_dir, "image.png", "png")
-    summary = vault.sync()
+    summary = vault.upkeep.sync()
     assert (summary.added, summary.skipped) == (0, [])
 
 
@@ -135,6 +135,6 @@ def test_a_first_read_leaves_a_crash_s_temp_file_and_upkeep_removes_it(vault_dir
     reader = VaultService.open(Settings(vault=vault_dir))
     assert [hit.path for hit in reader.search("note").results] == ["note.md"]
     assert leftover.exists()
-    reader.sync()
+    reader.upkeep.sync()
     assert not leftover.exists()
     reader.close()

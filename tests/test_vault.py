@@ -60,7 +60,7 @@ def test_symlinks_out_of_the_vault_are_neither_followed_nor_indexed(
     outside = write_file(tmp_path, "outside/secret.md", "# Secret\nkey\n")
     os.symlink(outside, vault_dir / "link.md")
     os.symlink(outside.parent, vault_dir / "folder")
-    summary = vault.rebuild()
+    summary = vault.upkeep.rebuild()
     assert summary.notes == 0
     assert any(s.path == "link.md" for s in summary.skipped)
     with pytest.raises(Invalid):
@@ -74,7 +74,7 @@ def test_read_by_id_path_stem_title_and_alias(vault: VaultService, vault_dir: Pa
         "work/payment-retry-policy.md",
         (vault_dir / memory.path).read_text().replace("tags:", "aliases: [PRP]\ntags:"),
     )
-    vault.rebuild()
+    vault.upkeep.rebuild()
     for identifier in (
         memory.id,
         "work/payment-retry-policy.md",
@@ -154,7 +154,7 @@ def test_the_duplicate_check_never_reads_a_note_too_big_to_be_alike(
     about a second), while a note of the new memory's size is still refused."""
     text = "Run the database migrations before the deploy, never after: the old code must keep "
     write_file(vault_dir, "big.md", "# Big\n\n" + (text + "working.\n") * 60_000)
-    vault.sync()
+    vault.upkeep.sync()
     read: list[str] = []
     real_read = VaultStore.read
 
@@ -187,7 +187,7 @@ def test_a_note_gone_or_spoilt_since_it_was_indexed_does_not_fail_a_write(
 def test_two_files_with_one_name_are_ambiguous(vault: VaultService, vault_dir: Path) -> None:
     write_file(vault_dir, "a/note.md", "A\n")
     write_file(vault_dir, "b/note.md", "B\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     with pytest.raises(NotFound, match="names 2 memories"):
         vault.get("note")
     assert vault.get("b/note").body == "B\n"
@@ -266,7 +266,7 @@ def test_delete_removes_the_file(vault: VaultService) -> None:
 def test_hand_made_notes_are_read_but_never_rewritten(vault: VaultService, vault_dir: Path) -> None:
     write_file(vault_dir, "plain.md", "# A heading title\n\nText #tag\n")
     write_file(vault_dir, "broken.md", "---\ntitle: [oops\n---\n# Broken\n")
-    summary = vault.rebuild()
+    summary = vault.upkeep.rebuild()
     assert summary.notes == 2
     assert [s.path for s in summary.skipped] == ["broken.md"]
     plain = vault.get("A heading title")
@@ -282,7 +282,7 @@ def test_editing_a_note_without_frontmatter_gives_it_frontmatter_with_a_stable_i
     vault: VaultService, vault_dir: Path
 ) -> None:
     write_file(vault_dir, "plain.md", "Text\n")
-    vault.rebuild()
+    vault.upkeep.rebuild()
     before = vault.get("plain")
     after = vault.update("plain", tags=["t"])
     assert after.id == before.id and after.has_frontmatter

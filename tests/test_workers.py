@@ -41,7 +41,7 @@ def test_a_rebuild_gives_the_same_index_with_either_start_method(
     monkeypatch.setenv(workers.START_METHOD_ENV, method)
     assert workers.start_method() == method
     vault = VaultService.open(Settings(vault=vault_dir), fill=False)
-    summary = vault.rebuild()
+    summary = vault.upkeep.rebuild()
     assert (summary.notes, summary.links, summary.unresolved_links) == (NOTES, NOTES, 0)
     assert vault.list_memories(Filter(tags=("t1",)))[1] == 700
     assert vault.search("Note 1234").results[0].path == "f2/note-1234.md"

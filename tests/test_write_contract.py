@@ -64,7 +64,7 @@ async def test_a_reserved_category_is_refused_with_a_reason(
 def test_the_archive_keeps_working_for_expired_memories(vault: VaultService) -> None:
     """Upkeep still moves an expired memory to archive/, and a memory there can come back."""
     vault.create("Temporary outage", "Down till noon.", category="ops", expires_at="2020-01-01")
-    assert vault.archive_expired() == ["archive/ops/temporary-outage.md"]
+    assert vault.upkeep.archive_expired() == ["archive/ops/temporary-outage.md"]
     assert vault.update("temporary-outage", tags=["outage"]).path == (
         "archive/ops/temporary-outage.md"
     )
@@ -131,7 +131,7 @@ def test_the_cli_splits_tags_on_commas_and_spaces(vault_dir: Path) -> None:
 def test_a_hand_written_tag_obsidian_cannot_hold_still_reads(vault: VaultService) -> None:
     """The rule applies to what memvault writes; a note's own frontmatter is read as it is."""
     write_file(vault.root, "legacy.md", "---\ntitle: Legacy\ntags: [a b, c++]\n---\nbody\n")
-    vault.sync()
+    vault.upkeep.sync()
     assert vault.get("legacy").tags == ["a b", "c++"]
     assert vault.update("legacy", title="Legacy note").tags == ["a b", "c++"]
 

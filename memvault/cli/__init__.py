@@ -224,7 +224,9 @@ def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
     vault = VaultService.open(settings_of(ctx), fill=False)
     try:
         if fill:
-            with_progress("indexing the vault", False, lambda progress: vault.fill(None, progress))
+            with_progress(
+                "indexing the vault", False, lambda progress: vault.upkeep.fill(None, progress)
+            )
         yield vault
     finally:
         vault.close()

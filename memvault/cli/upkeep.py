@@ -35,7 +35,7 @@ def echo_skipped(skipped: list[Skipped]) -> None:
 def reindex(ctx: click.Context, as_json: bool) -> None:
     """Rebuild the index from the files (kept state such as usage counts survives)."""
     with service(ctx, fill=False) as vault:
-        summary = with_progress("indexing", as_json, vault.rebuild)
+        summary = with_progress("indexing", as_json, vault.upkeep.rebuild)
     if as_json:
         emit(summary)
         return
@@ -73,8 +73,8 @@ def embed(ctx: click.Context, as_json: bool) -> None:
 def sync(ctx: click.Context, as_json: bool) -> None:
     """Index only what changed on disk since the last pass (the full rebuild is `reindex`)."""
     with service(ctx, fill=False) as vault:
-        summary = vault.sync()
-        done = vault.maintain()
+        summary = vault.upkeep.sync()
+        done = vault.upkeep.maintain()
     if as_json:
         emit(summary, done)
         return
@@ -104,7 +104,7 @@ def sync(ctx: click.Context, as_json: bool) -> None:
 def check(ctx: click.Context, fix: bool, secrets: bool, as_json: bool) -> None:
     """Report broken, one-sided and ambiguous links, duplicate ids and bad frontmatter."""
     with service(ctx, fill=False) as vault:
-        out = vault.check(fix=fix, secrets=secrets)
+        out = vault.upkeep.check(fix=fix, secrets=secrets)
         semantic = vault.semantic_status()
     if as_json:
         emit(out)
@@ -152,7 +152,7 @@ def echo_check(out: CheckReport) -> None:
 def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
     """Move expired memories to archive/ (never deleted; still readable)."""
     with service(ctx) as vault:
-        moved = vault.archive_expired()
+        moved = vault.upkeep.archive_expired()
     if as_json:
         emit(Maintenance(archived=moved))
     else:

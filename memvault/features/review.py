@@ -103,7 +103,7 @@ def review(vault: VaultService, days: float | None = None) -> Review:
     by_path = {r.path: r for r in rows}
     pairs = [
         (pair, by_path[pair.first], by_path[pair.second])
-        for pair in vault.near_duplicates(DUPLICATE_PAIRS)
+        for pair in vault.upkeep.near_duplicates(DUPLICATE_PAIRS)
         if pair.first in by_path and pair.second in by_path
     ]
     superseded = [
@@ -118,7 +118,7 @@ def review(vault: VaultService, days: float | None = None) -> Review:
         _queue(expiring),
         _queue(superseded),
         pairs,
-        vault.check(),
+        vault.upkeep.check(),
     )
 
 

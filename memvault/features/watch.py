@@ -102,7 +102,7 @@ class VaultWatcher(FileSystemEventHandler):
         """Never lets an error end the watcher: the next event or sync tries again."""
         try:
             if full:
-                summary = self.vault.sync()
+                summary = self.vault.upkeep.sync()
                 log.info(
                     "watch: synced (%d added, %d updated, %d moved, %d removed)",
                     summary.added,
@@ -114,7 +114,7 @@ class VaultWatcher(FileSystemEventHandler):
                     log.warning("watch: %s: %s", item.path, item.reason)
                 return
             for path in paths:
-                outcome = self.vault.refresh(path)
+                outcome = self.vault.upkeep.refresh(path)
                 if outcome != "unchanged":
                     log.info("watch: %s %s", outcome, path)
         except Exception:

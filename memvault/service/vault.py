@@ -82,16 +82,8 @@ class VaultService:
         self.link = writes.link
         self.unlink = writes.unlink
         self.merge = writes.merge
-        upkeep = Upkeep(parts, writes.archive)
-        self.fill = upkeep.fill
-        self.maintain = upkeep.maintain
-        self.archive_expired = upkeep.archive_expired
-        self.archive_unused = upkeep.archive_unused
-        self.near_duplicates = upkeep.near_duplicates
-        self.rebuild = upkeep.rebuild
-        self.sync = upkeep.sync
-        self.refresh = upkeep.refresh
-        self.check = upkeep.check
+        # Sync, rebuild, archiving, check: the faces reach the part (`vault.upkeep.sync()`).
+        self.upkeep = Upkeep(parts, writes.archive)
 
     @classmethod
     def open(cls, settings: Settings, fill: bool = True) -> VaultService:
@@ -103,7 +95,7 @@ class VaultService:
         index = Index(settings.index_file, settings.query_timeout, fallback)
         vault = cls(store, index, settings.limits, settings.embed_model, settings.policies)
         if fill:
-            vault.fill()
+            vault.upkeep.fill()
         return vault
 
     @classmethod
@@ -229,7 +221,7 @@ class Starting:
             found = self._finding.result() if self._finding is not None else None
         finally:
             self._pool.shutdown()
-        self.vault.fill(found)
-        upkeep = self.vault.maintain()
+        self.vault.upkeep.fill(found)
+        upkeep = self.vault.upkeep.maintain()
         self.vault.serve_semantic()
         return self.vault, upkeep
