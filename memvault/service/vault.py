@@ -87,7 +87,7 @@ class VaultService:
 
     @classmethod
     def open(cls, settings: Settings, fill: bool = True) -> VaultService:
-        """Open (and create if needed) the vault and index, and fill the index (see `fill`)
+        """Open (and create if needed) the vault and index, and fill the index (`Upkeep.fill`)
         unless `fill` is off (for a caller about to rebuild, or with a walk to fill from)."""
         store = VaultStore(settings.vault)
         store.ensure()
@@ -171,9 +171,11 @@ class VaultService:
         return found
 
     def outgoing(self, memory: Memory) -> list[LinkRow]:
+        """The links in a memory's file, as the index holds them."""
         return self._index.names.outgoing(memory.path)
 
     def backlinks(self, memory: Memory) -> list[LinkRow]:
+        """The links to a memory from other memories' files, as the index holds them."""
         return self._index.names.backlinks(memory.path)
 
     def list_memories(
@@ -183,6 +185,8 @@ class VaultService:
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[list[NoteRow], int]:
+        """A page of the memories under `where`, in the order `sort` names, and how many
+        there are in all."""
         if sort not in SORTS:
             raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
         return self._index.search.list_notes(dated(where), sort, limit, min(offset, MAX_OFFSET))
