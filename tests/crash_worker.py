@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.errors import MemvaultError
 from memvault.service.vault import VaultService
 

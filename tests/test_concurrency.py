@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.service.vault import VaultService
 
 from .conftest import write_file

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.errors import Unwritable
 from memvault.service.vault import VaultService
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from memvault.core.markdown import BodyEdit, apply_edit
+from memvault.core.body_edits import BodyEdit, apply_edit
 from memvault.errors import TooLarge
 from memvault.service.vault import VaultService
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.errors import Conflict, Duplicate, Invalid
 from memvault.service.vault import VaultService
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.core.records import Filter
 from memvault.errors import Invalid
 from memvault.service.vault import VaultService

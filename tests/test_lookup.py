@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.errors import NotFound
 from memvault.search.similarity import SUGGEST_FLOOR, TYPO
 from memvault.service.vault import VaultService

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memvault.core.body_edits import BodyEdit, apply_edit
 from memvault.core.markdown import (
-    BodyEdit,
     add_related,
-    apply_edit,
     find_links,
     find_tags,
     format_link,

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.core.secrets import find_secrets, found_under
 from memvault.errors import Invalid
 from memvault.features.briefing import build_briefing

@@ -21,7 +21,7 @@ from filelock import FileLock
 
 from memvault.cli import main
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.core.records import Filter, SearchMode
 from memvault.index.database import Index
 from memvault.presentation.lines import stats_text

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.core.memory import Limits
 from memvault.errors import Conflict, Duplicate, Invalid, NotFound, TooLarge
 from memvault.service.vault import VaultService

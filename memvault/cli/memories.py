@@ -21,7 +21,7 @@ from memvault.cli import (
     writer,
 )
 from memvault.cli.terminal import confirmed, show
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.core.secrets import SecretPolicy
 from memvault.errors import Invalid
 from memvault.features.session_notes import SessionFields, save_session_notes

@@ -3,7 +3,8 @@
 - `memory`: the `Memory` record and how a file becomes one; limits, slugs (capped in UTF-8
   bytes, device names avoided), the archive folder's name.
 - `document`: frontmatter + body, parsed and rendered without losing a byte.
-- `markdown`: bodies: links, tags, sections, edits (sized before they are built), plain text.
+- `markdown`: bodies: links, tags, sections, the Related list, plain text.
+- `body_edits`: an edit of a body as one value (`BodyEdit`), each step sized before it is built.
 - `properties`: the frontmatter keys memvault does not own (Obsidian's properties): what a caller
   may set, merges, the text each value is indexed as, `supersedes`/`superseded_by` links.
 - `records`: the records the service returns (search hits, rows, reports, summaries).

@@ -10,8 +10,6 @@ from functools import lru_cache
 from typing import Literal
 from urllib.parse import quote, unquote
 
-from memvault.words import WordedValueError, param
-
 LinkKind = Literal["wiki", "markdown"]
 
 # Obsidian's attachment formats plus common documents: a link to one of these is not a memory link.
@@ -37,27 +35,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _TAG = re.compile(r"#([^\s#!\"$%&'()*+,.:;<=>?@\[\\\]^`{|}~]+)")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$", re.M)
 _RELATED = re.compile(r"##[ \t]+Related[ \t]*$", re.M | re.I)
-_ITEM = re.compile(r"[ \t]*[-*+][ \t]+")
-
-
-@dataclass(frozen=True)
-class BodyEdit:
-    """Changes to a body that save sending it whole: applied in the order of the fields."""
-
-    content: str | None = None
-    find: str | None = None
-    replace: str | None = None
-    expected_count: int | None = None
-    section: tuple[str, str] | None = None
-    prepend: str | None = None
-    append: str | None = None
-
-    @property
-    def empty(self) -> bool:
-        return all(
-            getattr(self, name) is None
-            for name in ("content", "find", "section", "prepend", "append")
-        )
+LIST_ITEM = re.compile(r"[ \t]*[-*+][ \t]+")
 
 
 @dataclass(frozen=True)
@@ -198,7 +176,7 @@ def wikilink(target: str, text: str | None = None) -> str:
 def related_links(body: str, links: list[Link] | None = None) -> list[Link]:
     """Links in the list items of the body's `## Related` section (from `links`, the body's
     links when the caller has them already)."""
-    section = _related_span(body)
+    section = related_span(body)
     if section is None:
         return []
     found = find_links(body) if links is None else links
@@ -207,23 +185,23 @@ def related_links(body: str, links: list[Link] | None = None) -> list[Link]:
 
 def add_related(body: str, link_markdown: str) -> str:
     """The body with `- link` added at the end of its `## Related` list (created if missing)."""
-    section = _related_span(body)
+    section = related_span(body)
     if section is None:
         prefix = body if body.endswith("\n") or not body else body + "\n"
         gap = "\n" if prefix.strip() and not prefix.endswith("\n\n") else ""
         return f"{prefix}{gap}## Related\n- {link_markdown}\n"
-    at, text = _related_insertion(body, section, [f"- {link_markdown}"])
+    at, text = related_insertion(body, section, [f"- {link_markdown}"])
     return body[:at] + text + body[at:]
 
 
-def _related_insertion(body: str, span: tuple[int, int], lines: list[str]) -> tuple[int, str]:
+def related_insertion(body: str, span: tuple[int, int], lines: list[str]) -> tuple[int, str]:
     """Where new `lines` go in the Related list at `span` (after its last item), and the text
     inserted there (with the line break the item before lacks at the end of a body)."""
     start, end = span
     old = body[start:end].splitlines(keepends=True)
     insert_at = 1
     for i, line in enumerate(old[1:], start=1):
-        if _ITEM.match(line):
+        if LIST_ITEM.match(line):
             insert_at = i + 1
     at = start + sum(len(line) for line in old[:insert_at])
     gap = "" if old[insert_at - 1].endswith("\n") else "\n"
@@ -232,7 +210,7 @@ def _related_insertion(body: str, span: tuple[int, int], lines: list[str]) -> tu
 
 def remove_related(body: str, drop: Callable[[Link], bool]) -> str:
     """The body without the `## Related` items whose link `drop` picks; an emptied section goes."""
-    section = _related_span(body)
+    section = related_span(body)
     if section is None:
         return body
     start, end = section
@@ -243,7 +221,7 @@ def remove_related(body: str, drop: Callable[[Link], bool]) -> str:
     offset = start
     for line in body[start:end].splitlines(keepends=True):
         line_end = offset + len(line)
-        if not (_ITEM.match(line) and any(offset <= d.start < line_end for d in doomed)):
+        if not (LIST_ITEM.match(line) and any(offset <= d.start < line_end for d in doomed)):
             kept.append(line)
         offset = line_end
     if all(not line.strip() for line in kept[1:]):
@@ -280,151 +258,6 @@ def section_span(body: str, heading: str) -> tuple[int, int] | None:
     return found
 
 
-# Given the size of an edit's step in UTF-8 bytes before the step's text is built; raises to
-# refuse it (the service's size limit).
-Check = Callable[[int], None]
-
-
-def _unlimited(size: int) -> None:
-    """The check of an edit that no size limit applies to: every size passes."""
-
-
-def apply_edit(body: str, edit: BodyEdit, check: Check = _unlimited) -> str:
-    """The body after `edit`; a ValueError says why an edit cannot apply (nothing is changed).
-
-    New `content` keeps the old `## Related` list when it brings none of its own, and `append`
-    lands before that list, so links made on both sides are never dropped by a text edit.
-    `check` is given each step's size before that step's text is built, and may refuse it: a
-    find/replace can make a body thousands of times larger than anything the caller sent.
-    """
-    if edit.content is not None:
-        body = _keep_related(body, with_newline(edit.content), check)
-    if edit.find is not None:
-        body = _find_replace(body, edit.find, edit.replace, edit.expected_count, check)
-    if edit.section is not None:
-        heading, content = edit.section
-        body = _set_section(body, heading, content, check)
-    if edit.prepend is not None:
-        body = _joined([with_newline(edit.prepend), body], check)
-    if edit.append is not None:
-        body = _append(body, with_newline(edit.append), check)
-    return body
-
-
-def _utf8_size(text: str) -> int:
-    """The size of `text` in UTF-8 bytes (what the size limit counts), encoding only non-ASCII."""
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
-def _joined(parts: list[str], check: Check) -> str:
-    """The parts as one text, once `check` has accepted their size."""
-    check(sum(_utf8_size(part) for part in parts))
-    return "".join(parts)
-
-
-def with_newline(text: str) -> str:
-    """Text ending in a newline (empty text stays empty), as files and sections should."""
-    return text if not text or text.endswith("\n") else text + "\n"
-
-
-def _keep_related(old_body: str, content: str, check: Check) -> str:
-    old = _related_span(old_body)
-    if old is None or _related_span(content) is not None:
-        return _joined([content], check)
-    gap = "" if content.endswith("\n\n") or not content else "\n"
-    return _joined([content, gap, old_body[old[0] : old[1]]], check)
-
-
-def _find_replace(
-    body: str, find: str, replace: str | None, expected: int | None, check: Check
-) -> str:
-    if not find:
-        raise ValueError("find is empty; give the exact text to replace")
-    if replace is None:
-        raise WordedValueError(
-            (param("find"), " needs ", param("replace"), " (an empty string deletes the text)")
-        )
-    count = body.count(find)
-    if count == 0:
-        raise ValueError(f"{find[:60]!r} does not occur in the memory; read it and copy the text")
-    if expected is None and count > 1:
-        raise WordedValueError(
-            (
-                f"{find[:60]!r} occurs {count} times; pass ",
-                param("expected_count", str(count)),
-                " to replace all, or make ",
-                param("find"),
-                " longer so it is unique",
-            )
-        )
-    if expected is not None and expected != count:
-        raise ValueError(f"{find[:60]!r} occurs {count} times, not {expected}; nothing replaced")
-    # str.replace finds the same non-overlapping occurrences that str.count counted.
-    check(_utf8_size(body) + count * (_utf8_size(replace) - _utf8_size(find)))
-    return body.replace(find, replace)
-
-
-def _section_parts(body: str, heading: str, content: str) -> list[str]:
-    """The parts of the body with `content` under `heading` in place of that section's text."""
-    span = section_span(body, heading)
-    if span is None:
-        found = ", ".join(repr(text) for *_, text in headings(body)) or "none"
-        raise ValueError(f"no heading {heading!r} in the memory (headings: {found}); use append")
-    start, end = span
-    line_end = body.find("\n", start)
-    head_end = end if line_end == -1 or line_end >= end else line_end + 1
-    heading_line = body[start:head_end] if line_end != -1 else body[start:end] + "\n"
-    text = with_newline(content)
-    if end < len(body) and text and not text.endswith("\n\n"):
-        text += "\n"
-    return [body[:start], heading_line, text, body[end:]]
-
-
-def _set_section(body: str, heading: str, content: str, check: Check) -> str:
-    """The body with `content` under `heading`; when the body has a `## Related` list of its
-    own outside that section, the items of the content's list join it instead."""
-    related = _related_span(content)
-    if related is not None and heading.strip().lstrip("#").strip().lower() != "related":
-        start, end = related
-        before = content[:start].rstrip("\n")
-        rest = (before + "\n" if before else "") + content[end:]
-        own = _joined(_section_parts(body, heading, rest), check)
-        if _related_span(own) is not None:
-            lines = content[start:end].splitlines()[1:]
-            return _add_items(own, [line.strip() for line in lines if _ITEM.match(line)], check)
-    return _joined(_section_parts(body, heading, content), check)
-
-
-def _add_items(body: str, items: list[str], check: Check) -> str:
-    """The body (which has a Related list) with each item in `items` (`- [[x|X]]`) that it
-    lacks added at the end of that list."""
-    listed = {line.strip() for line in body.splitlines() if _ITEM.match(line)}
-    added: list[str] = []
-    for item in items:
-        if item not in listed:
-            line = f"- {_ITEM.sub('', item, count=1)}"
-            added.append(line)
-            listed.add(line.strip())
-    span = _related_span(body)
-    if not added or span is None:
-        return body
-    at, text = _related_insertion(body, span, added)
-    return _joined([body[:at], text, body[at:]], check)
-
-
-def _append(body: str, text: str, check: Check) -> str:
-    """The body with `text` as a paragraph of its own at the end, before the Related list."""
-    related = _related_span(body)
-    if related is None:
-        if not body.strip("\n"):
-            return _joined([text], check)
-        trailing = len(body) - len(body.rstrip("\n"))
-        return _joined([body, "\n" * max(0, 2 - trailing), text], check)
-    start = related[0]
-    before = body[:start].rstrip("\n")
-    return _joined([before, "\n\n" if before else "", text, "\n", body[start:]], check)
-
-
 def first_line(body: str, limit: int = 200) -> str:
     """The first line of text in a body, without heading marks: a one-line preview."""
     for line in body.splitlines():
@@ -454,7 +287,7 @@ def safe_link_text(text: str) -> str:
     return text.replace("|", "-").replace("[", "(").replace("]", ")").replace("\n", " ")
 
 
-def _related_span(body: str) -> tuple[int, int] | None:
+def related_span(body: str) -> tuple[int, int] | None:
     text = masked(body)
     match = next((m for m in _RELATED.finditer(text) if _line_start(text, m.start())), None)
     if match is None:

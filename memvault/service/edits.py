@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.core import clock
+from memvault.core.body_edits import BodyEdit, apply_edit
 from memvault.core.document import Document
-from memvault.core.markdown import BodyEdit, apply_edit
 from memvault.core.memory import (
     Limits,
     Memory,

@@ -8,9 +8,10 @@ from contextlib import nullcontext
 from typing import Any, Literal
 
 from memvault.core import clock
+from memvault.core.body_edits import BodyEdit, apply_edit, with_newline
 from memvault.core.document import Document
 from memvault.core.expiry import archive_folder, expiry_from
-from memvault.core.markdown import BodyEdit, apply_edit, remove_related, with_newline
+from memvault.core.markdown import remove_related
 from memvault.core.memory import (
     Memory,
     archived,

@@ -9,7 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.core.secrets import SecretPolicy
 from memvault.presentation.lines import ReadFormat, links_removed
 from memvault.presentation.output import Edited, MemoryOut, Removed, Verified, Written, as_json

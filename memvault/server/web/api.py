@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memvault.core.markdown import BodyEdit
+from memvault.core.body_edits import BodyEdit
 from memvault.core.memory import Memory, human_size
 from memvault.core.properties import properties_of, where_pairs
 from memvault.core.records import Filter, SearchHit, SearchMode
