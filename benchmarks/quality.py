@@ -39,6 +39,7 @@ from pathlib import Path
 import yaml
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft, WriteOptions
 from memvault.service.vault import VaultService
 
 HERE = Path(__file__).resolve().parent
@@ -230,7 +231,9 @@ def measure(qs: QuestionSet, modes: list[str]) -> Iterator[tuple[str, str, dict[
         vault = VaultService.open(Settings(vault=Path(tmp) / "vault"))
         titles_by_id = {}
         for title, body in qs.notes:
-            memory = vault.create(title, body, allow_duplicate=True, secrets="redact")
+            memory = vault.create(
+                Draft(title, body), WriteOptions(allow_duplicate=True, secrets="redact")
+            )
             titles_by_id[memory.id] = title.lower()
         if modes != ["keyword"]:
             started = time.perf_counter()

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import quality
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft, WriteOptions
 from memvault.semantic.chunks import chunks
 from memvault.semantic.model import Embedder, find_model
 from memvault.service.vault import VaultService
@@ -81,7 +82,9 @@ def main() -> None:
         vault = VaultService.open(Settings(vault=Path(folder), embed_model="off"))
         ids: dict[str, str] = {}
         for name, (title, text) in notes.items():
-            ids[name] = vault.create(title, text, allow_duplicate=True, secrets="redact").id
+            ids[name] = vault.create(
+                Draft(title, text), WriteOptions(allow_duplicate=True, secrets="redact")
+            ).id
         names = {memory_id: name for name, memory_id in ids.items()}
         rankings = by_meaning(notes)
 

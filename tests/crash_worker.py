@@ -12,6 +12,7 @@ from pathlib import Path
 
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision
 from memvault.errors import MemvaultError
 from memvault.service.vault import VaultService
 
@@ -23,13 +24,17 @@ def step(vault: VaultService, rng: random.Random) -> None:
     op = rng.choice(["create", "create", "edit", "rename", "move", "link", "unlink", "delete"])
     if op == "create" or total < 3:
         body = "".join(f"payload line {i} {rng.random()}\n" for i in range(rng.randrange(1, 200)))
-        vault.create(f"Note {rng.randrange(30)}", body + "END\n", ["crash"], rng.choice(CATEGORIES))
+        vault.create(
+            Draft(f"Note {rng.randrange(30)}", body + "END\n", ["crash"], rng.choice(CATEGORIES))
+        )
     elif op == "edit":
-        vault.update(rng.choice(rows).id, edit=BodyEdit(append=f"appended {rng.random()}"))
+        vault.update(
+            rng.choice(rows).id, Revision(edit=BodyEdit(append=f"appended {rng.random()}"))
+        )
     elif op == "rename":
-        vault.update(rng.choice(rows).id, title=f"Note {rng.randrange(30)}")
+        vault.update(rng.choice(rows).id, Revision(title=f"Note {rng.randrange(30)}"))
     elif op == "move":
-        vault.update(rng.choice(rows).id, category=rng.choice(["a", "b/c", "d"]))
+        vault.update(rng.choice(rows).id, Revision(category=rng.choice(["a", "b/c", "d"])))
     elif op == "link":
         a, b = rng.sample(rows, 2)
         vault.link(a.id, b.id)

@@ -25,6 +25,7 @@ from pathlib import Path
 from mcp import ClientSession
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft, Revision
 from memvault.service.vault import VaultService
 
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, text_of
@@ -86,7 +87,7 @@ async def race(vault: Path, seconds: float) -> Outcome:
     """Start every writer, let them append for `seconds`, and compare the note with what each
     had acknowledged."""
     service = VaultService.open(Settings(vault=vault))
-    note = vault / service.create("Race", "Numbered lines from every writer.\n").path
+    note = vault / service.create(Draft("Race", "Numbered lines from every writer.\n")).path
     service.close()
     outcome = Outcome()
     async with AsyncExitStack() as stack:
@@ -112,7 +113,7 @@ async def race(vault: Path, seconds: float) -> Outcome:
     outcome.seconds = round(time.monotonic() - started, 1)
     outcome.editor_saved_again = len(edited["saved_again"])
     every = {"editor": edited["acknowledged"], "cli": cli}
-    every.update((f"server{k}", labels) for k, labels in enumerate(servers))
+    every.update(((f"server{k}", labels) for k, labels in enumerate(servers)), Revision())
     lines = set(note.read_text(encoding="utf-8").splitlines())
     for writer, labels in every.items():
         outcome.acknowledged[writer] = len(labels)

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import ContextSettings, Settings
+from memvault.core.drafts import Draft
 from memvault.core.records import Filter
 from memvault.features.briefing import build_briefing
 from memvault.features.export_import import dump, export_records, import_records, load
@@ -36,9 +37,9 @@ def old_memory(vault_dir: Path, name: str, title: str, category: str = "pattern"
 
 
 def test_scope_filters_and_includes_global_memories(vault: VaultService) -> None:
-    vault.create("Shop deploy", "deploy steps for the shop", scope="shop")
-    vault.create("Blog deploy", "deploy steps for the blog", scope="blog")
-    vault.create("General deploy rule", "deploy on weekdays only")
+    vault.create(Draft("Shop deploy", "deploy steps for the shop", scope="shop"))
+    vault.create(Draft("Blog deploy", "deploy steps for the blog", scope="blog"))
+    vault.create(Draft("General deploy rule", "deploy on weekdays only"))
 
     def titles(**where: object) -> set[str]:
         return {h.title for h in vault.search("deploy", 10, 0, Filter(**where)).results}  # type: ignore[arg-type]
@@ -50,8 +51,8 @@ def test_scope_filters_and_includes_global_memories(vault: VaultService) -> None
 
 
 def test_usage_counts_reads_searches_and_survives_reindex(vault: VaultService) -> None:
-    used = vault.create("Often used", "kangaroo facts")
-    vault.create("Never used", "nothing here")
+    used = vault.create(Draft("Often used", "kangaroo facts"))
+    vault.create(Draft("Never used", "nothing here"))
     vault.recall("often used")
     vault.search("kangaroo")
     vault.upkeep.rebuild()
@@ -77,9 +78,9 @@ def test_verify_sets_last_reviewed_and_clears_the_stale_flag(
 
 def test_expired_memories_leave_search_then_move_to_the_archive(vault: VaultService) -> None:
     gone = vault.create(
-        "Temporary outage", "the API is down", category="ops", expires_at="2000-01-01"
+        Draft("Temporary outage", "the API is down", category="ops", expires_at="2000-01-01")
     )
-    vault.create("Lasting fact", "the API lives in eu-west", category="ops", ttl_days=30)
+    vault.create(Draft("Lasting fact", "the API lives in eu-west", category="ops", ttl_days=30))
     assert [h.title for h in vault.search("API").results] == ["Lasting fact"]
     assert vault.upkeep.archive_expired() == ["archive/ops/temporary-outage.md"]
     assert vault.get(gone.id).path == "archive/ops/temporary-outage.md"
@@ -89,8 +90,8 @@ def test_expired_memories_leave_search_then_move_to_the_archive(vault: VaultServ
 
 
 def test_export_then_import_into_another_vault(vault: VaultService, tmp_path: Path) -> None:
-    a = vault.create("Alpha", "first", ["x"], "notes", scope="shop")
-    b = vault.create("Beta", "second")
+    a = vault.create(Draft("Alpha", "first", ["x"], "notes", scope="shop"))
+    b = vault.create(Draft("Beta", "second"))
     vault.link(a.id, b.id)
     vault.recall("alpha")
     for fmt in ("json", "jsonl"):
@@ -151,7 +152,7 @@ def test_an_older_export_imports_and_exports_keep_its_keys(vault: VaultService) 
 
 
 def test_session_notes_link_both_ways_to_what_they_name(vault: VaultService) -> None:
-    deploy = vault.create("Deploy order", "migrations first")
+    deploy = vault.create(Draft("Deploy order", "migrations first"))
     notes = save_session_notes(
         vault,
         SessionFields(
@@ -172,10 +173,12 @@ def test_session_notes_link_both_ways_to_what_they_name(vault: VaultService) -> 
 def test_the_briefing_fits_its_budget_and_says_how_old_things_are(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    vault.create("Never force-push main", "it breaks CI for everyone", category="gotcha")
+    vault.create(Draft("Never force-push main", "it breaks CI for everyone", category="gotcha"))
     for i in range(30):
         vault.create(
-            f"Recent note {i}", " ".join(f"topic{i}x{j}" for j in range(40)), category="notes"
+            Draft(
+                f"Recent note {i}", " ".join(f"topic{i}x{j}" for j in range(40)), category="notes"
+            )
         )
     old_memory(vault_dir, "bbbbbbbb", "Ancient schema", "schema")
     vault.upkeep.sync()

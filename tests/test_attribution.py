@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.service.vault import VaultService
 
 from .mcp_helpers import http_server, stdio_session, structured
@@ -28,7 +29,10 @@ def seeded(vault_dir: Path) -> dict[str, str]:
     each title's id."""
     vault = VaultService.open(Settings(vault=vault_dir))
     try:
-        ids = {t: vault.create(t, f"About {t.lower()}.", agent="setup").id for t in TITLES}
+        ids = {
+            t: vault.create(Draft(t, f"About {t.lower()}."), WriteOptions(agent="setup")).id
+            for t in TITLES
+        }
         vault.link(ids["Unlinked a"], ids["Unlinked b"])
         vault.link(ids["Keeper"], ids["Doomed"])
         return ids
@@ -132,16 +136,18 @@ def test_the_web_page_s_writes_record_web_or_the_person_a_proxy_names(vault_dir:
 def test_a_rename_records_its_caller_in_the_files_whose_links_follow(
     vault: VaultService,
 ) -> None:
-    target = vault.create("Old name", "The target.", agent="setup")
-    source = vault.create("Source", "See [[old-name]].", agent="setup")
-    vault.update(target.id, title="New name", agent="renamer")
+    target = vault.create(Draft("Old name", "The target."), WriteOptions(agent="setup"))
+    source = vault.create(Draft("Source", "See [[old-name]]."), WriteOptions(agent="setup"))
+    vault.update(target.id, Revision(title="New name"), WriteOptions(agent="renamer"))
     moved = vault.get(source.id)
     assert moved.body == "See [[new-name]].\n"
     assert moved.metadata["updated_by"] == "renamer"
 
 
 def test_upkeep_s_archive_on_expiry_leaves_updated_by_as_it_was(vault: VaultService) -> None:
-    memory = vault.create("Short-lived", "True until 2020.", expires_at="2020-01-02", agent="bot")
+    memory = vault.create(
+        Draft("Short-lived", "True until 2020.", expires_at="2020-01-02"), WriteOptions(agent="bot")
+    )
     assert vault.upkeep.maintain().archived == [f"archive/{memory.path}"]
     archived = vault.get(memory.id)
     assert archived.category == "archive"

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision
 from memvault.service.vault import VaultService
 
 from .conftest import write_file
@@ -111,7 +112,7 @@ def test_threads_reading_and_writing_at_once_lose_nothing(vault_dir: Path) -> No
     settings = Settings(vault=vault_dir)
     vault = VaultService.open(settings)
     try:
-        vault.create("Shared log", "Lines from every thread.\n", category="ops")
+        vault.create(Draft("Shared log", "Lines from every thread.\n", category="ops"))
         errors: list[BaseException] = []
         start = threading.Barrier(4)
 
@@ -119,8 +120,12 @@ def test_threads_reading_and_writing_at_once_lose_nothing(vault_dir: Path) -> No
             try:
                 start.wait()
                 for step in range(15):
-                    vault.update("Shared log", edit=BodyEdit(append=f"- thread {who} step {step}"))
-                    vault.create(f"Note {who}-{step}", f"Written by thread {who}, step {step}.\n")
+                    vault.update(
+                        "Shared log", Revision(edit=BodyEdit(append=f"- thread {who} step {step}"))
+                    )
+                    vault.create(
+                        Draft(f"Note {who}-{step}", f"Written by thread {who}, step {step}.\n")
+                    )
                     assert vault.search("thread").total >= 1
                     assert vault.recall("Shared log").memory.title == "Shared log"
                     vault.list_memories(sort="usage")

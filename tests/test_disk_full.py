@@ -18,6 +18,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision
 from memvault.errors import Unwritable
 from memvault.service.vault import VaultService
 
@@ -28,11 +29,11 @@ Operation = Callable[[VaultService], object]
 
 OPERATIONS: dict[str, tuple[int, Operation]] = {
     # name: (renames over a file that pass before the one that fails, the call)
-    "write": (0, lambda v: v.create("Brand new", "fresh content here")),
-    "edit": (0, lambda v: v.update("Alpha", edit=BodyEdit(append="more"))),
+    "write": (0, lambda v: v.create(Draft("Brand new", "fresh content here"))),
+    "edit": (0, lambda v: v.update("Alpha", Revision(edit=BodyEdit(append="more")))),
     "delete": (0, lambda v: v.delete("Beta")),
     "link": (1, lambda v: v.link("Gamma", "Beta")),
-    "rename": (2, lambda v: v.update("Beta", title="Beta renamed")),
+    "rename": (2, lambda v: v.update("Beta", Revision(title="Beta renamed"))),
 }
 
 
@@ -51,9 +52,9 @@ def full_disk_at(monkeypatch: pytest.MonkeyPatch, passing: int) -> None:
 
 def linked_vault(vault: VaultService) -> None:
     """Alpha links to Beta in its text (a rename of Beta rewrites Alpha); Gamma stands alone."""
-    vault.create("Beta", "the second memory, target of a link")
-    vault.create("Alpha", "the first memory, see [[beta]]")
-    vault.create("Gamma", "the third memory, alone")
+    vault.create(Draft("Beta", "the second memory, target of a link"))
+    vault.create(Draft("Alpha", "the first memory, see [[beta]]"))
+    vault.create(Draft("Gamma", "the third memory, alone"))
 
 
 def state(vault: VaultService) -> tuple[dict[str, bytes], list[tuple[str, str, str]]]:
@@ -96,7 +97,7 @@ def test_without_hard_links_a_failed_change_is_undone_from_the_old_text(
         raise OSError(errno.EPERM, os.strerror(errno.EPERM))
 
     monkeypatch.setattr(os, "link", no_links)
-    vault.update("Gamma", edit=BodyEdit(append="written without a hard link"))
+    vault.update("Gamma", Revision(edit=BodyEdit(append="written without a hard link")))
     assert "written without a hard link" in vault.get("Gamma").body
     edited = state(vault)
     passing, operation = OPERATIONS["link"]

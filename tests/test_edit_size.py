@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memvault.core.body_edits import BodyEdit, apply_edit
+from memvault.core.drafts import Draft, Revision
 from memvault.errors import TooLarge
 from memvault.service.vault import VaultService
 
@@ -31,13 +32,13 @@ def anyio_backend() -> str:
 def test_a_multiplying_replace_is_refused_without_building_its_result(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    memory = vault.create("Big note", BIG)
+    memory = vault.create(Draft("Big note", BIG))
     before = (vault_dir / memory.path).read_bytes()
     edit = BodyEdit(find="ab", replace="Z" * 1000, expected_count=300_000)
     tracemalloc.start()
     try:
         with pytest.raises(TooLarge) as refused:
-            vault.update(memory.id, edit=edit)
+            vault.update(memory.id, Revision(edit=edit))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -51,7 +52,7 @@ def test_each_kind_of_edit_is_refused_over_the_limit_and_accepted_under_it(
     vault: VaultService, vault_dir: Path
 ) -> None:
     limit = vault.limits.max_content
-    memory = vault.create("Half full", "# Top\n\n## Part\nx\n")
+    memory = vault.create(Draft("Half full", "# Top\n\n## Part\nx\n"))
     size = len(vault.get(memory.id).body.encode())
     fill = "é" * ((limit - size) // 2)  # two bytes each: the limit counts bytes
     for edit in (
@@ -61,8 +62,8 @@ def test_each_kind_of_edit_is_refused_over_the_limit_and_accepted_under_it(
         BodyEdit(find="x", replace=fill + "éé"),
     ):
         with pytest.raises(TooLarge, match="the limit is 1 MiB"):
-            vault.update(memory.id, edit=edit)
-    grown = vault.update(memory.id, edit=BodyEdit(find="x", replace=fill[:-1] + "x"))
+            vault.update(memory.id, Revision(edit=edit))
+    grown = vault.update(memory.id, Revision(edit=BodyEdit(find="x", replace=fill[:-1] + "x")))
     assert len(grown.body.encode()) <= limit
 
 

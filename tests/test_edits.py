@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.errors import Conflict, Duplicate, Invalid
 from memvault.service.vault import VaultService
 
@@ -60,9 +61,9 @@ def editor_append(path: Path, line: str) -> Callable[[], None]:
 def test_an_append_made_while_an_editor_saves_keeps_both_lines(
     vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    memory = vault.create("Shared note", "first\n")
+    memory = vault.create(Draft("Shared note", "first\n"))
     during_write(monkeypatch, editor_append(vault_dir / memory.path, "from the editor\n"))
-    vault.update(memory.id, edit=BodyEdit(append="from memvault"))
+    vault.update(memory.id, Revision(edit=BodyEdit(append="from memvault")))
     text = (vault_dir / memory.path).read_text(encoding="utf-8")
     assert "from the editor" in text and "from memvault" in text
     assert vault.get(memory.id).version == vault.list_memories()[0][0].version
@@ -71,9 +72,9 @@ def test_an_append_made_while_an_editor_saves_keeps_both_lines(
 def test_a_find_replace_is_applied_again_to_the_editors_version(
     vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    memory = vault.create("Retries", "retries: 3\n")
+    memory = vault.create(Draft("Retries", "retries: 3\n"))
     during_write(monkeypatch, editor_append(vault_dir / memory.path, "owner: ops\n"))
-    vault.update(memory.id, edit=BodyEdit(find="retries: 3", replace="retries: 5"))
+    vault.update(memory.id, Revision(edit=BodyEdit(find="retries: 3", replace="retries: 5")))
     body = vault.get(memory.id).body
     assert "retries: 5" in body and "owner: ops" in body and "retries: 3" not in body
 
@@ -81,30 +82,42 @@ def test_a_find_replace_is_applied_again_to_the_editors_version(
 def test_a_guarded_edit_fails_when_an_editor_saves_meanwhile(
     vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    memory = vault.create("Guarded", "v1\n")
+    memory = vault.create(Draft("Guarded", "v1\n"))
     during_write(monkeypatch, editor_append(vault_dir / memory.path, "by hand\n"))
     with pytest.raises(Conflict, match="changed since version"):
-        vault.update(memory.id, edit=BodyEdit(content="v2\n"), expected_version=memory.version)
+        vault.update(
+            memory.id,
+            Revision(edit=BodyEdit(content="v2\n")),
+            WriteOptions(expected_version=memory.version),
+        )
     assert "by hand" in (vault_dir / memory.path).read_text(encoding="utf-8")
 
 
 def test_expected_version_refuses_an_edit_made_in_the_same_second(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    memory = vault.create("Same second", "one\n")
+    memory = vault.create(Draft("Same second", "one\n"))
     seen = vault.get(memory.id)
     note = vault_dir / memory.path
     note.write_text(note.read_text(encoding="utf-8") + "two\n", encoding="utf-8")
     with pytest.raises(Conflict, match=seen.version):
-        vault.update(memory.id, edit=BodyEdit(content="three\n"), expected_version=seen.version)
+        vault.update(
+            memory.id,
+            Revision(edit=BodyEdit(content="three\n")),
+            WriteOptions(expected_version=seen.version),
+        )
     assert "two" in note.read_text(encoding="utf-8")
     fresh = vault.get(memory.id)
-    edited = vault.update(memory.id, edit=BodyEdit(append="four"), expected_version=fresh.version)
+    edited = vault.update(
+        memory.id,
+        Revision(edit=BodyEdit(append="four")),
+        WriteOptions(expected_version=fresh.version),
+    )
     assert edited.version not in ("", fresh.version)
 
 
 def test_versions_match_across_read_search_and_list(vault: VaultService) -> None:
-    memory = vault.create("Payment retries", "We retry payments three times.")
+    memory = vault.create(Draft("Payment retries", "We retry payments three times."))
     hit = vault.search("payment retries").results[0]
     row = vault.list_memories()[0][0]
     assert len(memory.version) == 12
@@ -116,7 +129,7 @@ def test_a_half_written_file_is_never_the_base_of_an_edit(
 ) -> None:
     """An editor writing in place holds the note open and has written half of it when memvault
     reads it; it writes the rest and closes the file while memvault waits for it."""
-    memory = vault.create("In place", "start\n")
+    memory = vault.create(Draft("In place", "start\n"))
     note = vault_dir / memory.path
     lines = "".join(f"line {n}\n" for n in range(200))
     whole = note.read_text(encoding="utf-8") + lines
@@ -130,31 +143,31 @@ def test_a_half_written_file_is_never_the_base_of_an_edit(
             editor.close()
 
     monkeypatch.setattr("memvault.storage.files.time.sleep", finish_the_write)
-    vault.update(memory.id, edit=BodyEdit(append="from memvault"))
+    vault.update(memory.id, Revision(edit=BodyEdit(append="from memvault")))
     # The body whole; the frontmatter's updated_at moves when the edit falls in a later second.
     assert note.read_text(encoding="utf-8").endswith("start\n" + lines + "\nfrom memvault\n")
 
 
 def test_an_edit_keeps_the_files_mode_and_owner(vault: VaultService, vault_dir: Path) -> None:
-    memory = vault.create("Private", "secret plan\n")
+    memory = vault.create(Draft("Private", "secret plan\n"))
     note = vault_dir / memory.path
     note.chmod(0o600)
     owner = (4321, 4321) if os.geteuid() == 0 else (os.getuid(), os.getgid())
     if os.geteuid() == 0:
         os.chown(note, *owner)
-    vault.update(memory.id, edit=BodyEdit(append="more"))
+    vault.update(memory.id, Revision(edit=BodyEdit(append="more")))
     after = note.stat()
     assert stat.S_IMODE(after.st_mode) == 0o600
     assert (after.st_uid, after.st_gid) == owner
 
 
 def test_a_hard_linked_note_is_refused_not_split(vault: VaultService, vault_dir: Path) -> None:
-    memory = vault.create("Linked twice", "body\n")
+    memory = vault.create(Draft("Linked twice", "body\n"))
     note = vault_dir / memory.path
     twin = vault_dir.parent / "twin.md"
     os.link(note, twin)
     with pytest.raises(Invalid, match="2 hard links"):
-        vault.update(memory.id, edit=BodyEdit(append="more"))
+        vault.update(memory.id, Revision(edit=BodyEdit(append="more")))
     assert os.path.samefile(note, twin) and "more" not in note.read_text(encoding="utf-8")
 
 
@@ -163,10 +176,10 @@ def test_a_copy_a_killed_writer_kept_aside_does_not_block_the_next_edit(
 ) -> None:
     """A write keeps the note it replaces as a hard link until it is done; one a SIGKILL left
     behind is memvault's own, so it is not taken for the person's hard link."""
-    memory = vault.create("Kept aside", "body\n")
+    memory = vault.create(Draft("Kept aside", "body\n"))
     note = vault_dir / memory.path
     os.link(note, note.with_name(f".{note.name}.0badc0de.memvault-tmp"))
-    vault.update(memory.id, edit=BodyEdit(append="more"))
+    vault.update(memory.id, Revision(edit=BodyEdit(append="more")))
     assert [p.name for p in vault_dir.iterdir() if p.is_file()] == [note.name]
     assert "more" in note.read_text(encoding="utf-8")
 
@@ -188,22 +201,24 @@ def test_a_hand_made_note_keeps_its_id(
     first = vault.get("notes/hand.md").id
     for edit in edits:
         if edit == "append":
-            vault.update(first, edit=BodyEdit(append="more"))
+            vault.update(first, Revision(edit=BodyEdit(append="more")))
         elif edit == "rename":
-            vault.update(first, title="Renamed by memvault")
+            vault.update(first, Revision(title="Renamed by memvault"))
         else:
-            vault.update(first, category="elsewhere")
+            vault.update(first, Revision(category="elsewhere"))
     assert vault.get(first).id == first
     assert [row.id for row in vault.list_memories()[0]] == [first]
 
 
 def test_edit_refuses_a_title_another_memory_has(vault: VaultService) -> None:
-    vault.create("Deploy order", "db first")
-    other = vault.create("Deploy steps", "then the app")
+    vault.create(Draft("Deploy order", "db first"))
+    other = vault.create(Draft("Deploy steps", "then the app"))
     with pytest.raises(Duplicate, match="Deploy order"):
-        vault.update(other.id, title="deploy order")
+        vault.update(other.id, Revision(title="deploy order"))
     assert vault.get(other.id).title == "Deploy steps"
-    kept = vault.update(other.id, title="Deploy order", allow_duplicate=True)
+    kept = vault.update(
+        other.id, Revision(title="Deploy order"), WriteOptions(allow_duplicate=True)
+    )
     assert kept.title == "Deploy order" and kept.path != "deploy-order.md"
 
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.records import Filter, NoteRow
 from memvault.errors import Conflict, Duplicate, Invalid
 from memvault.service.vault import VaultService
@@ -33,9 +34,11 @@ def test_properties_are_obsidian_frontmatter_merged_by_edits(vault: VaultService
     """Each value type is written as Obsidian writes it; an edit merges keys and null
     removes one, leaving the others and a person's comment in place."""
     memory = vault.create(
-        "Flaky test",
-        "It fails on Mondays.",
-        properties={"outcome": "open", "files": ["a.py", "b.py"], "hours": 1.5, "done": False},
+        Draft(
+            "Flaky test",
+            "It fails on Mondays.",
+            properties={"outcome": "open", "files": ["a.py", "b.py"], "hours": 1.5, "done": False},
+        )
     )
     path = vault.root / memory.path
     text = path.read_text()
@@ -43,7 +46,9 @@ def test_properties_are_obsidian_frontmatter_merged_by_edits(vault: VaultService
     path.write_text(text.replace("hours: 1.5\n", "hours: 1.5  # a guess\n"))
     vault.upkeep.sync()
 
-    vault.update(memory.id, properties={"outcome": "fixed", "done": None, "due": "2026-12-01"})
+    vault.update(
+        memory.id, Revision(properties={"outcome": "fixed", "done": None, "due": "2026-12-01"})
+    )
 
     text = path.read_text()
     assert "outcome: fixed\nfiles: [a.py, b.py]\nhours: 1.5  # a guess\ndue: 2026-12-01\n" in text
@@ -79,7 +84,7 @@ def test_bad_properties_are_refused_with_a_clear_message(
     vault: VaultService, properties: dict, message: str
 ) -> None:
     with pytest.raises(Invalid, match=message):
-        vault.create("Title", "Body", properties=properties)
+        vault.create(Draft("Title", "Body", properties=properties))
     assert vault.list_memories()[1] == 0
 
 
@@ -92,15 +97,15 @@ def test_a_where_filter_names_a_property_with_one_value(vault: VaultService) -> 
 def test_a_title_repeats_across_scopes_but_not_within_one(vault: VaultService) -> None:
     """The same title (and the same text) may exist once per scope; the duplicate check looks
     only within the scope."""
-    vault.create("theme", "dark", scope="alice")
-    vault.create("theme", "dark", scope="bob")
-    vault.create("theme", "dark")
+    vault.create(Draft("theme", "dark", scope="alice"))
+    vault.create(Draft("theme", "dark", scope="bob"))
+    vault.create(Draft("theme", "dark"))
     with pytest.raises(Duplicate, match="a memory titled 'theme' exists"):
-        vault.create("theme", "light", scope="Alice")
+        vault.create(Draft("theme", "light", scope="Alice"))
     with pytest.raises(Duplicate, match="near-identical content"):
-        vault.create("Colour theme", "dark", scope="bob")
+        vault.create(Draft("Colour theme", "dark", scope="bob"))
     with pytest.raises(Duplicate, match="a memory titled 'theme' exists"):
-        vault.create("theme", "another text altogether", scope="bob")
+        vault.create(Draft("theme", "another text altogether", scope="bob"))
 
 
 def test_scopes_are_one_for_the_duplicate_check_exactly_when_filters_make_them_one(
@@ -108,26 +113,30 @@ def test_scopes_are_one_for_the_duplicate_check_exactly_when_filters_make_them_o
 ) -> None:
     """Filters fold a scope's ASCII letters only (as SQLite's NOCASE): "Équipe" and "équipe"
     are two scopes to a search, so a title may be in each; the check once folded every letter."""
-    vault.create("theme", "dark", scope="Équipe")
-    vault.create("theme", "light", scope="équipe")
+    vault.create(Draft("theme", "dark", scope="Équipe"))
+    vault.create(Draft("theme", "light", scope="équipe"))
     assert [
         h.scope
         for h in vault.search("theme", where=Filter(scope="équipe", only_scope=True)).results
     ] == ["équipe"]
     with pytest.raises(Duplicate, match="a memory titled 'theme' exists"):
-        vault.create("theme", "grey", scope="éQUIPE")
+        vault.create(Draft("theme", "grey", scope="éQUIPE"))
 
 
 def test_a_replace_without_the_memory_it_expected_is_a_conflict(vault: VaultService) -> None:
     with pytest.raises(Conflict, match="no memory is titled 'gone' in scope"):
-        vault.write("gone", "x", on_exists="replace", expected_version="0123456789ab")
+        vault.write(
+            Draft("gone", "x"), WriteOptions(on_exists="replace", expected_version="0123456789ab")
+        )
     with pytest.raises(Invalid, match="expected_version guards a replace"):
-        vault.write("new", "x", expected_version="0123456789ab")
+        vault.write(Draft("new", "x"), WriteOptions(expected_version="0123456789ab"))
 
 
 def test_a_superseded_memory_keeps_its_links_and_stays_readable(vault: VaultService) -> None:
-    old = vault.create("Old way", "Do it by hand.")
-    new = vault.create("New way", "Use the script.", supersedes=old.path, agent="bot")
+    old = vault.create(Draft("Old way", "Do it by hand."))
+    new = vault.create(
+        Draft("New way", "Use the script.", supersedes=old.path), WriteOptions(agent="bot")
+    )
     marked = vault.get(old.id)
     assert marked.metadata["superseded_by"] == "[[new-way]]"
     assert marked.metadata["updated_by"] == "bot"
@@ -230,11 +239,11 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_properties(vault_dir: P
 def test_succession_links_follow_a_rename_and_go_with_a_delete(vault: VaultService) -> None:
     """Both ends of a superseding are links: a rename of either rewrites the other's link, and
     deleting the newer memory lets the older one surface again."""
-    old = vault.create("Old way", "Do it by hand.")
-    new = vault.create("New way", "Use the script.", supersedes=old.id)
+    old = vault.create(Draft("Old way", "Do it by hand."))
+    new = vault.create(Draft("New way", "Use the script.", supersedes=old.id))
 
-    vault.update(new.id, title="Newest way")
-    vault.update(old.id, title="Oldest way")
+    vault.update(new.id, Revision(title="Newest way"))
+    vault.update(old.id, Revision(title="Oldest way"))
 
     assert vault.get(old.id).metadata["superseded_by"] == "[[newest-way]]"
     assert vault.get(new.id).metadata["supersedes"] == "[[oldest-way]]"

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memvault.cli import main
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.memory import MAX_NAME_BYTES
 from memvault.service.vault import VaultService
 
@@ -47,12 +48,12 @@ def test_every_file_name_a_title_makes_fits_and_is_written(vault: VaultService, 
     to and archived, then each file exists under a name of at most MAX_NAME_BYTES of whole
     UTF-8 characters (room left for the write's temp name) that names no Windows device."""
     n = next(COUNTER)
-    first = vault.create(title, f"first {n}", allow_duplicate=True)
-    second = vault.create(title, f"second {n}", allow_duplicate=True)
+    first = vault.create(Draft(title, f"first {n}"), WriteOptions(allow_duplicate=True))
+    second = vault.create(Draft(title, f"second {n}"), WriteOptions(allow_duplicate=True))
     renamed = vault.update(
-        vault.create(f"other {n}", f"third {n}", allow_duplicate=True).id,
-        title=title,
-        allow_duplicate=True,
+        vault.create(Draft(f"other {n}", f"third {n}"), WriteOptions(allow_duplicate=True)).id,
+        Revision(title=title),
+        WriteOptions(allow_duplicate=True),
     )
     archived = vault.archive(second.id)
     for memory in (first, renamed, archived):
@@ -69,10 +70,10 @@ def test_a_title_of_200_cjk_characters_is_written_and_cut_between_characters(
     vault: VaultService,
 ) -> None:
     """Sixty CJK characters (180 bytes) fit; two hundred are cut to whole characters."""
-    short = vault.create("支" * 60, "short")
+    short = vault.create(Draft("支" * 60, "short"))
     assert short.path == "支" * 60 + ".md"
-    long = vault.create("支" * 200, "long")
-    again = vault.create("支" * 200, "again", allow_duplicate=True)
+    long = vault.create(Draft("支" * 200, "long"))
+    again = vault.create(Draft("支" * 200, "again"), WriteOptions(allow_duplicate=True))
     stem = _name(long.path).removesuffix(".md")
     assert set(stem) == {"支"} and 3 * len(stem) + 3 <= MAX_NAME_BYTES
     assert again.path == f"{stem}-2.md"
@@ -83,7 +84,7 @@ def test_a_cut_keeps_whole_words(vault: VaultService) -> None:
     """A title in words too long for a file name is cut after its last whole word that fits
     (four of these fit the 80 characters a slug may have, but not the bytes)."""
     word = "支付重试策略" * 3 + "表"
-    memory = vault.create(" ".join([word] * 10), "words")
+    memory = vault.create(Draft(" ".join([word] * 10), "words"))
     assert _name(memory.path) == "-".join([word] * 3) + ".md"
 
 
@@ -92,13 +93,16 @@ def test_a_device_name_title_is_written_under_a_name_windows_accepts(
 ) -> None:
     """A title is a person's words, so one that is a device name is kept and its file name
     gets `-memory`, the word memvault names a file by when a title alone cannot."""
-    assert vault.create("CON", "console notes").path == "con-memory.md"
-    assert vault.create("ＮＵＬ", "null notes").path == "nul-memory.md"
-    assert vault.create("lpt¹", "printer notes", category="ops").path == "ops/lpt1-memory.md"
-    assert vault.create("con", "again", allow_duplicate=True).path == "con-memory-2.md"
-    renamed = vault.update(vault.create("Serial port", "setup").id, title="COM3")
+    assert vault.create(Draft("CON", "console notes")).path == "con-memory.md"
+    assert vault.create(Draft("ＮＵＬ", "null notes")).path == "nul-memory.md"
+    assert vault.create(Draft("lpt¹", "printer notes", category="ops")).path == "ops/lpt1-memory.md"
+    assert (
+        vault.create(Draft("con", "again"), WriteOptions(allow_duplicate=True)).path
+        == "con-memory-2.md"
+    )
+    renamed = vault.update(vault.create(Draft("Serial port", "setup")).id, Revision(title="COM3"))
     assert (renamed.path, renamed.title) == ("com3-memory.md", "COM3")
-    assert vault.create("Con.txt", "a name with a dot").path == "con-txt.md"
+    assert vault.create(Draft("Con.txt", "a name with a dot")).path == "con-txt.md"
 
 
 def test_the_cli_writes_a_device_name_title(vault_dir: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision
 from memvault.core.records import Filter
 from memvault.errors import Invalid
 from memvault.service.vault import VaultService
@@ -39,7 +40,9 @@ def titles_found(vault: VaultService, query: str, where: Filter) -> list[str]:
 
 
 def test_a_category_filter_accepts_the_spelling_a_write_accepted(vault: VaultService) -> None:
-    vault.create("Use events", "Services talk through events.", category="architecture_decision")
+    vault.create(
+        Draft("Use events", "Services talk through events.", category="architecture_decision")
+    )
     for spelling in ("architecture_decision", "Architecture Decision", "architecture-decision"):
         assert titles_listed(vault, Filter(category=spelling)) == ["Use events"]
         assert titles_found(vault, "events", Filter(category=spelling)) == ["Use events"]
@@ -50,9 +53,9 @@ def test_a_new_memory_in_the_archive_is_refused_with_the_reason(
     vault: VaultService, category: str
 ) -> None:
     with pytest.raises(Invalid, match="is refused: archive/ is where memvault moves expired"):
-        vault.create("Hidden at once", "Nobody would find this.", category=category)
+        vault.create(Draft("Hidden at once", "Nobody would find this.", category=category))
     assert vault.list_memories(Filter(archived=None)) == ([], 0)
-    assert vault.create("Archival tips", "Fine.", category="archives").category == "archives"
+    assert vault.create(Draft("Archival tips", "Fine.", category="archives")).category == "archives"
 
 
 def test_a_category_filter_still_finds_a_folder_made_by_hand(
@@ -65,25 +68,31 @@ def test_a_category_filter_still_finds_a_folder_made_by_hand(
 
 
 def test_a_word_only_in_the_category_finds_the_memory(vault: VaultService) -> None:
-    vault.create("Use events", "Services talk through a bus.", category="architecture-decision")
+    vault.create(
+        Draft("Use events", "Services talk through a bus.", category="architecture-decision")
+    )
     assert [hit.title for hit in vault.search("architecture").results] == ["Use events"]
     assert [hit.title for hit in vault.search("decision").results] == ["Use events"]
 
 
 def test_several_categories_match_any_of_them(vault: VaultService) -> None:
-    vault.create("Checkout times out", "The checkout call times out.", category="problem")
-    vault.create("Raise the timeout", "Raise the checkout timeout to 30 s.", category="solution")
-    vault.create("Checkout owner", "The payments team owns checkout.", category="account-info")
+    vault.create(Draft("Checkout times out", "The checkout call times out.", category="problem"))
+    vault.create(
+        Draft("Raise the timeout", "Raise the checkout timeout to 30 s.", category="solution")
+    )
+    vault.create(
+        Draft("Checkout owner", "The payments team owns checkout.", category="account-info")
+    )
     both = Filter(category=("problem", "solution"))
     assert titles_listed(vault, both) == ["Checkout times out", "Raise the timeout"]
     assert titles_found(vault, "checkout", both) == ["Checkout times out", "Raise the timeout"]
 
 
 def test_several_scopes_give_each_of_them_plus_the_global_ones(vault: VaultService) -> None:
-    vault.create("Shop deploy", "Deploy the shop on Mondays.", scope="shop")
-    vault.create("Shared deploy", "Every deploy is announced.", scope="shared")
-    vault.create("Blog deploy", "The blog deploys itself.", scope="blog")
-    vault.create("Global deploy", "Deploys need a green build.")
+    vault.create(Draft("Shop deploy", "Deploy the shop on Mondays.", scope="shop"))
+    vault.create(Draft("Shared deploy", "Every deploy is announced.", scope="shared"))
+    vault.create(Draft("Blog deploy", "The blog deploys itself.", scope="blog"))
+    vault.create(Draft("Global deploy", "Deploys need a green build."))
     scopes = Filter(scope=("shop", "shared"))
     expected = ["Global deploy", "Shared deploy", "Shop deploy"]
     assert titles_listed(vault, scopes) == expected
@@ -106,7 +115,7 @@ def test_since_leaves_out_a_memory_a_year_old(vault: VaultService, vault_dir: Pa
 def test_since_can_read_the_created_time(vault: VaultService, vault_dir: Path) -> None:
     dated(vault_dir, "made-long-ago.md", "Made long ago", "Edited lately.", 400)
     vault.upkeep.sync()
-    vault.update("Made long ago", title="Made long ago, edited now")
+    vault.update("Made long ago", Revision(title="Made long ago, edited now"))
     assert titles_listed(vault, Filter(since="7d")) == ["Made long ago, edited now"]
     assert titles_listed(vault, Filter(since="7d", time_field="created")) == []
     assert titles_listed(vault, Filter(until="1y", time_field="created")) == [
@@ -122,16 +131,16 @@ def test_an_unreadable_time_is_a_clear_error(vault: VaultService) -> None:
 
 
 def test_the_only_hit_in_a_one_note_vault_is_fully_relevant(vault: VaultService) -> None:
-    vault.create("Kafka topics", "Orders go to the orders topic.")
+    vault.create(Draft("Kafka topics", "Orders go to the orders topic."))
     [hit] = vault.search("kafka topics").results
     assert hit.relevance == 1.0
 
 
 def test_relevance_is_the_share_of_the_query_words_a_memory_holds(vault: VaultService) -> None:
-    vault.create("Kafka retention", "Kafka keeps orders for seven days.")
-    vault.create("Kafka brokers", "Three brokers run Kafka.")
+    vault.create(Draft("Kafka retention", "Kafka keeps orders for seven days."))
+    vault.create(Draft("Kafka brokers", "Three brokers run Kafka."))
     for n in range(20):
-        vault.create(f"Filler {n}", f"Unrelated note number {n} about lunch.")
+        vault.create(Draft(f"Filler {n}", f"Unrelated note number {n} about lunch."))
     hits = {hit.title: hit.relevance for hit in vault.search("kafka retention orders").results}
     assert hits == {"Kafka retention": 1.0, "Kafka brokers": pytest.approx(1 / 3, abs=1e-3)}
 
@@ -139,18 +148,20 @@ def test_relevance_is_the_share_of_the_query_words_a_memory_holds(vault: VaultSe
 def test_relevance_of_one_search_leaves_nothing_behind_for_the_next(vault: VaultService) -> None:
     """Relevance is matched in a scratch table each thread keeps: the page one search put
     there is gone before the next search's page, so a note changed since counts as it is."""
-    memory = vault.create("Kafka retention", "Kafka keeps orders for seven days.")
+    memory = vault.create(Draft("Kafka retention", "Kafka keeps orders for seven days."))
     first = {hit.title: hit.relevance for hit in vault.search("kafka orders").results}
-    vault.update(memory.id, title="Kafka brokers", edit=BodyEdit(content="Three brokers.\n"))
+    vault.update(
+        memory.id, Revision(title="Kafka brokers", edit=BodyEdit(content="Three brokers.\n"))
+    )
     again = {hit.title: hit.relevance for hit in vault.search("kafka orders").results}
     assert first == {"Kafka retention": 1.0}
     assert again == {"Kafka brokers": 0.5}
 
 
 def test_min_relevance_drops_weak_hits_and_counts_what_is_left(vault: VaultService) -> None:
-    vault.create("Kafka retention", "Kafka keeps orders for seven days.")
+    vault.create(Draft("Kafka retention", "Kafka keeps orders for seven days."))
     for n in range(12):
-        vault.create(f"Kafka broker {n}", f"Broker {n} runs Kafka.")
+        vault.create(Draft(f"Kafka broker {n}", f"Broker {n} runs Kafka."))
     loose = vault.search("kafka retention orders", limit=5)
     assert loose.total == 13
     strong = vault.search("kafka retention orders", limit=5, min_relevance=0.9)
@@ -160,7 +171,7 @@ def test_min_relevance_drops_weak_hits_and_counts_what_is_left(vault: VaultServi
 
 def test_paging_says_when_more_follow(vault: VaultService) -> None:
     for n in range(5):
-        vault.create(f"Backup {n}", f"Backup job {n} runs nightly.")
+        vault.create(Draft(f"Backup {n}", f"Backup job {n} runs nightly."))
     first = vault.search("backup", limit=2)
     last = vault.search("backup", limit=2, offset=4)
     assert (first.offset, first.has_more, first.total) == (0, True, 5)
@@ -215,8 +226,8 @@ def test_relevance_means_the_same_in_every_mode(vault_dir: Path) -> None:
     the higher. A paraphrase sharing no word is relevant by meaning only; filters hold."""
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     try:
-        vault.create("Rolling back a deployment", "Redeploy the previous build from CI.")
-        vault.create("Office plants", "Water the ficus every Monday.")
+        vault.create(Draft("Rolling back a deployment", "Redeploy the previous build from CI."))
+        vault.create(Draft("Office plants", "Water the ficus every Monday."))
         dated(vault_dir, "old.md", "Rollback in 2020", "We rolled back by hand then.", 1500)
         vault.upkeep.sync()
         assert vault.embed() == 3

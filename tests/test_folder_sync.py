@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision
 from memvault.service.vault import VaultService
 
 REAL_FSYNC = os.fsync
@@ -50,8 +51,8 @@ def synced(vault: VaultService, monkeypatch: pytest.MonkeyPatch) -> Iterator[Syn
 @pytest.mark.parametrize(
     "change",
     [
-        lambda v: v.create("Cache eviction", "Evict by size, not age.", category="ops/db"),
-        lambda v: v.update("Retries", edit=BodyEdit(append="Back off exponentially.")),
+        lambda v: v.create(Draft("Cache eviction", "Evict by size, not age.", category="ops/db")),
+        lambda v: v.update("Retries", Revision(edit=BodyEdit(append="Back off exponentially."))),
         lambda v: v.delete("Retries"),
     ],
     ids=["write", "append", "delete"],
@@ -59,8 +60,8 @@ def synced(vault: VaultService, monkeypatch: pytest.MonkeyPatch) -> Iterator[Syn
 def test_a_change_syncs_its_folder_after_the_lock_before_it_returns(
     vault: VaultService, synced: Synced, change: Callable[[VaultService], object]
 ) -> None:
-    vault.create("Retries", "Retry three times.", category="ops/db")
-    vault.create("Pool size", "Twenty connections at most.", category="ops/db")
+    vault.create(Draft("Retries", "Retry three times.", category="ops/db"))
+    vault.create(Draft("Pool size", "Twenty connections at most.", category="ops/db"))
     synced.clear()
     change(vault)
     folder = (vault.root / "ops" / "db").stat().st_ino

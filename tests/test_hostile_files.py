@@ -30,6 +30,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from memvault.cli import main
 from memvault.config import STATE_DIR, Settings
 from memvault.core.document import parse_document
+from memvault.core.drafts import Draft, Revision
 from memvault.core.memory import Limits
 from memvault.core.records import Skipped
 from memvault.errors import Invalid, NotFound, TooLarge, Unreadable
@@ -324,7 +325,7 @@ def test_out_of_range_dates_read_as_absent(vault: VaultService, vault_dir: Path)
     assert memory.created_at is None
     assert memory.problem is None
     assert [h.path for h in vault.search("okapi").results] == ["far.md"]
-    edited = vault.update("far", edit=None, tags=["kept"])
+    edited = vault.update("far", Revision(edit=None, tags=["kept"]))
     assert "created_at: 0001-01-01 00:00:00+23:00" in (vault_dir / edited.path).read_text()
 
 
@@ -338,7 +339,7 @@ def test_a_yaml_alias_bomb_is_malformed_never_expanded(
     assert memory.problem is not None and "alias" in memory.problem
     assert [m.path for m in vault.upkeep.check().malformed] == ["bomb.md"]
     with pytest.raises(Invalid, match="cannot parse"):
-        vault.update("bomb", tags=["x"])
+        vault.update("bomb", Revision(tags=["x"]))
 
 
 @given(
@@ -367,20 +368,20 @@ def test_ampersands_and_stars_in_values_are_not_anchors() -> None:
 def test_deep_categories_are_refused_on_write(vault: VaultService) -> None:
     limits = Limits()
     deepest = "/".join(["d"] * limits.max_category_depth)
-    assert vault.create("Deep enough", "x", category=deepest).category == deepest
+    assert vault.create(Draft("Deep enough", "x", category=deepest)).category == deepest
     with pytest.raises(TooLarge, match="levels"):
-        vault.create("Too deep", "x", category="/".join(["d"] * 980))
+        vault.create(Draft("Too deep", "x", category="/".join(["d"] * 980)))
     with pytest.raises(TooLarge, match="characters"):
-        vault.create("Too long", "x", category="/".join(["abcdefghij" * 5] * 5))
-    memory = vault.create("Shallow", "x")
+        vault.create(Draft("Too long", "x", category="/".join(["abcdefghij" * 5] * 5)))
+    memory = vault.create(Draft("Shallow", "x"))
     with pytest.raises(TooLarge, match="levels"):
-        vault.update(memory.id, category="/".join(["d"] * 9))
+        vault.update(memory.id, Revision(category="/".join(["d"] * 9)))
 
 
 def test_an_archived_deepest_category_is_allowed(vault: VaultService) -> None:
     """The archive mirrors categories one level down: the deepest one still archives."""
     deepest = "/".join(["d"] * Limits().max_category_depth)
-    vault.create("Deep and expired", "x", category=deepest, expires_at="2000-01-01")
+    vault.create(Draft("Deep and expired", "x", category=deepest, expires_at="2000-01-01"))
     assert vault.upkeep.archive_expired() == [f"archive/{deepest}/deep-and-expired.md"]
 
 
@@ -525,7 +526,7 @@ def test_dot_folders_are_never_memories(vault: VaultService, vault_dir: Path, fo
         with pytest.raises(NotFound):
             vault.get(name)
         with pytest.raises(NotFound):
-            vault.update(name, tags=["x"])
+            vault.update(name, Revision(tags=["x"]))
     assert vault.search("meerkat").results == [] and vault.stats().memories == 0
     assert hidden.read_text() == "# Old\nmeerkat\n"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft, WriteOptions
 from memvault.core.records import AmbiguousLink, Filter, Usage
 from memvault.index.sync import file_rows
 from memvault.service.vault import VaultService
@@ -74,7 +75,7 @@ def test_deleting_the_index_loses_nothing_but_kept_state_survives_rebuild(
 ) -> None:
     settings = Settings(vault=vault_dir)
     first = VaultService.open(settings)
-    memory = first.create("Keep me", "text")
+    memory = first.create(Draft("Keep me", "text"))
     first.restore_usage(memory.id, Usage(3))
     first.upkeep.rebuild()
     assert first.usage()[memory.id].access_count == 3
@@ -91,7 +92,7 @@ def test_a_garbage_or_old_index_is_rebuilt_not_fatal(vault_dir: Path) -> None:
     settings.index_file.parent.mkdir(parents=True)
     settings.index_file.write_bytes(b"this is not sqlite" * 100)
     vault = VaultService.open(settings)
-    vault.create("Works", "fine")
+    vault.create(Draft("Works", "fine"))
     assert vault.search("fine").total == 1
     vault.close()
 
@@ -99,7 +100,7 @@ def test_a_garbage_or_old_index_is_rebuilt_not_fatal(vault_dir: Path) -> None:
 def test_index_path_can_live_outside_the_vault(vault_dir: Path, tmp_path: Path) -> None:
     settings = Settings(vault=vault_dir, index_path=tmp_path / "elsewhere" / "i.sqlite3")
     vault = VaultService.open(settings)
-    vault.create("Somewhere", "x")
+    vault.create(Draft("Somewhere", "x"))
     assert (tmp_path / "elsewhere" / "i.sqlite3").exists()
     assert not (vault_dir / ".memvault" / "index.sqlite3").exists()
     vault.close()
@@ -111,7 +112,7 @@ def test_a_truncated_or_older_index_is_rebuilt_with_one_log_line(
     settings = Settings(vault=vault_dir)
     first = VaultService.open(settings)
     for i in range(300):
-        first.create(f"Note {i}", "kangaroo " * 200, allow_duplicate=True)
+        first.create(Draft(f"Note {i}", "kangaroo " * 200), WriteOptions(allow_duplicate=True))
     first.close()
     data = settings.index_file.read_bytes()
     settings.index_file.write_bytes(data[: len(data) // 2])

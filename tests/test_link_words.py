@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision
 from memvault.service.vault import VaultService
 
 from .conftest import write_file
@@ -54,7 +55,7 @@ async def test_a_rename_then_a_delete_keep_the_sentence_s_words(vault_dir: Path)
 def test_a_link_naming_the_file_follows_it_as_obsidian_does(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    vault.create("Old name", "x")
+    vault.create(Draft("Old name", "x"))
     write_file(
         vault_dir,
         "hand.md",
@@ -62,7 +63,7 @@ def test_a_link_naming_the_file_follows_it_as_obsidian_does(
         "| cell | [[Old name]] |\n|---|---|\n",
     )
     vault.upkeep.rebuild()
-    vault.update("old-name", title="New name")
+    vault.update("old-name", Revision(title="New name"))
     assert (vault_dir / "hand.md").read_text() == (
         "By name [[new-name]], by title [[new-name#Part|Old name]], embedded ![[new-name]].\n"
         "| cell | [[new-name\\|Old name]] |\n|---|---|\n"
@@ -74,24 +75,24 @@ def test_a_title_change_that_keeps_the_file_name_keeps_links_by_title(
 ) -> None:
     """`Redis cache` -> `Redis cache!` keeps the file redis-cache.md; a link by the old title
     resolves nowhere unless it is rewritten."""
-    vault.create("Redis cache", "cache")
+    vault.create(Draft("Redis cache", "cache"))
     write_file(vault_dir, "hand.md", "We use [[Redis cache]] here.\n")
     vault.upkeep.rebuild()
-    vault.update("Redis cache", title="Redis cache!")
+    vault.update("Redis cache", Revision(title="Redis cache!"))
     assert (vault_dir / "hand.md").read_text() == "We use [[redis-cache|Redis cache]] here.\n"
     assert vault.upkeep.check().broken_links == []
 
 
 def test_related_items_show_the_current_title(vault: VaultService) -> None:
-    a = vault.create("Alpha", "a")
-    b = vault.create("Beta", "b")
+    a = vault.create(Draft("Alpha", "a"))
+    b = vault.create(Draft("Beta", "b"))
     vault.link(a.id, b.id)
-    vault.update(b.id, title="Beta two")
+    vault.update(b.id, Revision(title="Beta two"))
     assert vault.get(a.id).body == "a\n\n## Related\n- [[beta-two|Beta two]]\n"
-    vault.update(b.id, title="Beta Two")
+    vault.update(b.id, Revision(title="Beta Two"))
     assert vault.get(a.id).body == "a\n\n## Related\n- [[beta-two|Beta Two]]\n"
-    vault.link(a.id, vault.create("Gamma", "g").id, "the third")
-    vault.update("Gamma", title="Gamma ray")
+    vault.link(a.id, vault.create(Draft("Gamma", "g")).id, "the third")
+    vault.update("Gamma", Revision(title="Gamma ray"))
     assert vault.get(a.id).body.endswith("- [[gamma-ray|the third]]\n")
 
 
@@ -102,18 +103,18 @@ def test_links_memvault_writes_name_a_path_where_the_file_name_is_not_unique(
     write_file(vault_dir, "a/topic.md", "# Topic\nfirst\n")
     write_file(vault_dir, "b/topic.md", "# Topic\nsecond\n")
     vault.upkeep.rebuild()
-    source = vault.create("Source", "s")
+    source = vault.create(Draft("Source", "s"))
     change = vault.link(source.id, "b/topic.md")
     assert change.markdown == "[[b/topic|Topic]]"
     assert [row.target for row in change.source_links] == ["b/topic.md"]
 
 
 def test_append_starts_a_new_paragraph(vault: VaultService) -> None:
-    memory = vault.create("Notes", "first paragraph")
-    vault.update(memory.id, edit=BodyEdit(append="second paragraph"))
+    memory = vault.create(Draft("Notes", "first paragraph"))
+    vault.update(memory.id, Revision(edit=BodyEdit(append="second paragraph")))
     assert vault.get(memory.id).body == "first paragraph\n\nsecond paragraph\n"
-    vault.link(memory.id, vault.create("Other", "o").id)
-    vault.update(memory.id, edit=BodyEdit(append="third"))
+    vault.link(memory.id, vault.create(Draft("Other", "o")).id)
+    vault.update(memory.id, Revision(edit=BodyEdit(append="third")))
     assert vault.get(memory.id).body == (
         "first paragraph\n\nsecond paragraph\n\nthird\n\n## Related\n- [[other|Other]]\n"
     )
@@ -122,11 +123,11 @@ def test_append_starts_a_new_paragraph(vault: VaultService) -> None:
 def test_a_section_bringing_its_own_related_list_makes_no_second_one(
     vault: VaultService,
 ) -> None:
-    memory = vault.create("Notes", "## Plan\nold plan\n")
-    vault.link(memory.id, vault.create("Other", "o").id)
-    vault.create("Third", "t")
+    memory = vault.create(Draft("Notes", "## Plan\nold plan\n"))
+    vault.link(memory.id, vault.create(Draft("Other", "o")).id)
+    vault.create(Draft("Third", "t"))
     section = ("Plan", "new plan\n\n## Related\n- [[other|Other]]\n- [[third|Third]]\n")
-    vault.update(memory.id, edit=BodyEdit(section=section))
+    vault.update(memory.id, Revision(edit=BodyEdit(section=section)))
     assert vault.get(memory.id).body == (
         "## Plan\nnew plan\n\n## Related\n- [[other|Other]]\n- [[third|Third]]\n"
     )
@@ -140,6 +141,6 @@ def test_a_move_next_to_a_namesake_points_links_at_the_path(
     write_file(vault_dir, "b/topic.md", "---\ntitle: Topic B\n---\nsecond\n")
     write_file(vault_dir, "b/source.md", "See [[topic]].\n")
     vault.upkeep.rebuild()
-    vault.update("b/topic.md", category="c")
+    vault.update("b/topic.md", Revision(category="c"))
     assert (vault_dir / "b/source.md").read_text() == "See [[c/topic]].\n"
     assert [row.target for row in vault.outgoing(vault.get("b/source.md"))] == ["c/topic.md"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft, Revision
 from memvault.core.records import DuplicateId, LinkPair
 from memvault.errors import Invalid
 from memvault.service.vault import VaultService
@@ -20,8 +21,8 @@ def body_of(vault: VaultService, identifier: str) -> str:
 
 
 def test_link_writes_both_related_lists_once(vault: VaultService) -> None:
-    a = vault.create("Alpha", "About alpha.", category="x")
-    b = vault.create("Beta", "About beta.", category="y")
+    a = vault.create(Draft("Alpha", "About alpha.", category="x"))
+    b = vault.create(Draft("Beta", "About beta.", category="y"))
     change = vault.link(a.id, b.id, "see beta")
     assert change.markdown == "[[beta|see beta]]"
     assert body_of(vault, a.id) == "About alpha.\n\n## Related\n- [[beta|see beta]]\n"
@@ -35,14 +36,14 @@ def test_link_writes_both_related_lists_once(vault: VaultService) -> None:
 
 
 def test_self_link_is_refused(vault: VaultService) -> None:
-    a = vault.create("Alpha", "x")
+    a = vault.create(Draft("Alpha", "x"))
     with pytest.raises(Invalid, match="cannot link to itself"):
         vault.link(a.id, "alpha")
 
 
 def test_unlink_removes_both_sides_and_is_idempotent(vault: VaultService) -> None:
-    vault.create("Alpha", "a")
-    vault.create("Beta", "b")
+    vault.create(Draft("Alpha", "a"))
+    vault.create(Draft("Beta", "b"))
     vault.link("Alpha", "Beta")
     assert vault.unlink("Beta", "Alpha").changed
     assert body_of(vault, "Alpha") == "a\n"
@@ -51,7 +52,7 @@ def test_unlink_removes_both_sides_and_is_idempotent(vault: VaultService) -> Non
 
 
 def test_backlinks_include_hand_written_links(vault: VaultService, vault_dir: Path) -> None:
-    target = vault.create("Target", "t")
+    target = vault.create(Draft("Target", "t"))
     write_file(vault_dir, "notes/person.md", "I wrote [[target|a link]] by hand.\n")
     vault.upkeep.rebuild()
     assert [row.source for row in vault.backlinks(vault.get(target.id))] == ["notes/person.md"]
@@ -60,7 +61,7 @@ def test_backlinks_include_hand_written_links(vault: VaultService, vault_dir: Pa
 def test_rename_rewrites_every_inbound_link_keeping_its_parts(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    old = vault.create("Old name", "# Part\ntext ^abc\n", category="a")
+    old = vault.create(Draft("Old name", "# Part\ntext ^abc\n", category="a"))
     write_file(
         vault_dir,
         "b/source.md",
@@ -69,7 +70,7 @@ def test_rename_rewrites_every_inbound_link_keeping_its_parts(
         "| t | [[old-name\\|cell]] |\n",
     )
     vault.upkeep.rebuild()
-    vault.update(old.id, title="New name")
+    vault.update(old.id, Revision(title="New name"))
     assert (vault_dir / "b/source.md").read_text() == (
         "See [[new-name|the note]], [[new-name#Part]], [[new-name#^abc]], ![[new-name]],\n"
         "[[a/new-name]], [md](../a/new-name.md#part), `[[old-name]]` and [[unrelated]].\n"
@@ -82,16 +83,16 @@ def test_rename_rewrites_every_inbound_link_keeping_its_parts(
 def test_rename_leaves_files_without_frontmatter_without_frontmatter(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    vault.create("Old", "x")
+    vault.create(Draft("Old", "x"))
     write_file(vault_dir, "hand.md", "Link to [[old]].\n")
     vault.upkeep.rebuild()
-    vault.update("old", title="Newer")
+    vault.update("old", Revision(title="Newer"))
     assert (vault_dir / "hand.md").read_text() == "Link to [[newer]].\n"
 
 
 def test_delete_removes_inbound_links_everywhere(vault: VaultService, vault_dir: Path) -> None:
-    gone = vault.create("Gone", "g")
-    keep = vault.create("Keep", "Mentions [[gone|the gone note]] inline.")
+    gone = vault.create(Draft("Gone", "g"))
+    keep = vault.create(Draft("Keep", "Mentions [[gone|the gone note]] inline."))
     vault.link(keep.id, gone.id)
     write_file(vault_dir, "hand.md", "Also [[gone]] and [[Gone#Heading|here]].\n")
     vault.upkeep.rebuild()
@@ -105,8 +106,8 @@ def test_delete_removes_inbound_links_everywhere(vault: VaultService, vault_dir:
 def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    a = vault.create("Alpha", "a")
-    vault.create("Beta", "b")
+    a = vault.create(Draft("Alpha", "a"))
+    vault.create(Draft("Beta", "b"))
     copy = (vault_dir / "alpha.md").read_text().replace("title: Alpha", "title: Alpha copy")
     write_file(vault_dir, "copy.md", copy)
     vault.upkeep.rebuild()
@@ -124,9 +125,9 @@ def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
 
 
 def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -> None:
-    vault.create("Source", "Points at [[Future note]].")
+    vault.create(Draft("Source", "Points at [[Future note]]."))
     assert vault.upkeep.check().broken_links == [LinkPair("source.md", "Future note")]
-    vault.create("Future note", "here now")
+    vault.create(Draft("Future note", "here now"))
     assert vault.upkeep.check().broken_links == []
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]
 
@@ -140,13 +141,13 @@ RENAMED = "See [[new-name|this]] and [[new-name|Old name]].\n"
 def half_renamed(vault: VaultService, vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A vault where a crash cut short renaming 'Old name' to 'New name': the file moved, but
     hand.md still links to the old name."""
-    vault.create("Old name", "x")
+    vault.create(Draft("Old name", "x"))
     write_file(vault_dir, "hand.md", HAND)
     vault.upkeep.sync()
     with monkeypatch.context() as patch:
         patch.setattr("memvault.writes.links.LinkService._retarget", crash_mid_rename)
         with pytest.raises(KeyboardInterrupt):
-            vault.update("old-name", title="New name")
+            vault.update("old-name", Revision(title="New name"))
     assert (vault_dir / "new-name.md").exists()
     assert (vault_dir / "hand.md").read_text() == HAND
     return vault_dir
@@ -175,7 +176,7 @@ def test_the_next_write_finishes_a_rename_a_crash_cut_short_first(
     vault: VaultService, half_renamed: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="memvault"):
-        vault.create("Unrelated", "a write of anything")
+        vault.create(Draft("Unrelated", "a write of anything"))
     assert (half_renamed / "hand.md").read_text() == RENAMED
     assert [r.message for r in caplog.records] == [
         "finished renaming old-name.md to new-name.md (interrupted earlier)"

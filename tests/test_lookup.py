@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.errors import NotFound
 from memvault.search.similarity import SUGGEST_FLOOR, TYPO
 from memvault.service.vault import VaultService
@@ -60,7 +61,7 @@ TABLE = [
 @pytest.fixture
 def notes(vault: VaultService) -> VaultService:
     for title, body in NOTES:
-        vault.create(title, body, allow_duplicate=True)
+        vault.create(Draft(title, body), WriteOptions(allow_duplicate=True))
     return vault
 
 
@@ -109,7 +110,7 @@ def test_a_failed_read_lists_only_candidates_above_the_floor(
 
 def test_at_most_five_candidates_are_listed(vault: VaultService) -> None:
     for n in range(8):
-        vault.create(f"Deploy step {n}", f"step {n}")
+        vault.create(Draft(f"Deploy step {n}", f"step {n}"))
     with pytest.raises(NotFound) as caught:
         vault.recall("deploy step")
     assert len(caught.value.suggestions) == 5
@@ -118,7 +119,7 @@ def test_at_most_five_candidates_are_listed(vault: VaultService) -> None:
 def test_writes_never_act_on_a_fuzzy_name(notes: VaultService) -> None:
     """edit, delete, verify and link name memories exactly; a near miss lists the candidates."""
     with pytest.raises(NotFound, match="did you mean 'Deploy order'"):
-        notes.update("Deploy ordr", edit=BodyEdit(append="x"))
+        notes.update("Deploy ordr", Revision(edit=BodyEdit(append="x")))
     with pytest.raises(NotFound, match="did you mean 'Postgres connection pool exhausted'"):
         notes.delete("postgres pool")
     with pytest.raises(NotFound):

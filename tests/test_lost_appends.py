@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision
 from memvault.service.vault import VaultService
 
 from .browser import Browser
@@ -87,28 +88,28 @@ def test_memvaults_own_later_changes_are_not_losses_but_an_editors_stays_one(
 ) -> None:
     """A new content, a find/replace and a link following a rename take an appended text out
     on purpose; a later append to a note an editor already saved over keeps the loss found."""
-    target = vault.create("Staging host", "The staging host.")
-    note = vault.create("Runbook", "Steps.")
-    vault.update(note.id, edit=BodyEdit(append="Replaced later."))
-    vault.update(note.id, edit=BodyEdit(content="A new text."))
-    vault.update(note.id, edit=BodyEdit(append="Fixed later: typo."))
-    vault.update(note.id, edit=BodyEdit(find="typo", replace="spelling"))
-    vault.update(note.id, edit=BodyEdit(append="Check [[staging-host]] first."))
-    vault.update(target.id, title="Staging server")
+    target = vault.create(Draft("Staging host", "The staging host."))
+    note = vault.create(Draft("Runbook", "Steps."))
+    vault.update(note.id, Revision(edit=BodyEdit(append="Replaced later.")))
+    vault.update(note.id, Revision(edit=BodyEdit(content="A new text.")))
+    vault.update(note.id, Revision(edit=BodyEdit(append="Fixed later: typo.")))
+    vault.update(note.id, Revision(edit=BodyEdit(find="typo", replace="spelling")))
+    vault.update(note.id, Revision(edit=BodyEdit(append="Check [[staging-host]] first.")))
+    vault.update(target.id, Revision(title="Staging server"))
     assert vault.upkeep.check().lost_appends == []
     copy = (vault_dir / note.path).read_text(encoding="utf-8")
-    vault.update(note.id, edit=BodyEdit(append=ACKNOWLEDGED))
+    vault.update(note.id, Revision(edit=BodyEdit(append=ACKNOWLEDGED)))
     editor_saves(vault_dir / note.path, copy)
-    vault.update(note.id, edit=BodyEdit(append="And one more after it."))
+    vault.update(note.id, Revision(edit=BodyEdit(append="And one more after it.")))
     assert [lost.text for lost in vault.upkeep.check().lost_appends] == [ACKNOWLEDGED]
 
 
 @pytest.mark.processes
 def test_the_review_page_lists_a_lost_append(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir))
-    note = vault.create("Release plan", "Ship on Monday.")
+    note = vault.create(Draft("Release plan", "Ship on Monday."))
     copy = (vault_dir / note.path).read_text(encoding="utf-8")
-    vault.update(note.id, edit=BodyEdit(append=ACKNOWLEDGED))
+    vault.update(note.id, Revision(edit=BodyEdit(append=ACKNOWLEDGED)))
     vault.close()
     editor_saves(vault_dir / note.path, copy)
     browser = Browser()

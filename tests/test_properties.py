@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from memvault.config import Settings
 from memvault.core.document import BOM, Document, parse_document, render_document
+from memvault.core.drafts import Draft
 from memvault.core.markdown import (
     find_links,
     find_tags,
@@ -489,9 +490,9 @@ LONG_QUERY = ('NEAR( "x AND -y* OR ^title: 中文 (' * 400)[:10_000]
 def search_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VaultService]:
     folder = tmp_path_factory.mktemp("property-vault")
     service = VaultService.open(Settings(vault=folder))
-    service.create("Deploy checklist", "Run the tests, then deploy on Friday.", ["ops"])
-    service.create("项目记忆", "我们决定使用 SQLite 全文搜索。", ["中文"], category="notes")
-    service.create("Café résumé", "Crème brûlée at the café near the naïve coöperative.", [])
+    service.create(Draft("Deploy checklist", "Run the tests, then deploy on Friday.", ["ops"]))
+    service.create(Draft("项目记忆", "我们决定使用 SQLite 全文搜索。", ["中文"], category="notes"))
+    service.create(Draft("Café résumé", "Crème brûlée at the café near the naïve coöperative.", []))
     yield service
     service.close()
 

@@ -25,6 +25,7 @@ from mcp import ClientSession
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.core import clock
+from memvault.core.drafts import Draft, Revision
 from memvault.features.briefing import build_briefing
 from memvault.features.export_import import export_records
 from memvault.service.vault import VaultService
@@ -97,11 +98,13 @@ def upkeep_due(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     vault = VaultService.open(Settings(vault=vault_dir))
     try:
         vault.create(
-            "Deploy order", "Migrations run before the deploy.\n", ["deploy"], category="gotcha"
+            Draft(
+                "Deploy order", "Migrations run before the deploy.\n", ["deploy"], category="gotcha"
+            )
         )
-        vault.create("Release process", "Tag, build, then deploy.\n", ["release"])
+        vault.create(Draft("Release process", "Tag, build, then deploy.\n", ["release"]))
         vault.link("Release process", "Deploy order")
-        vault.create("Old name", "A note about to get a new name.\n")
+        vault.create(Draft("Old name", "A note about to get a new name.\n"))
         write_file(vault_dir, "hand.md", HAND)
         write_file(vault_dir, ".obsidian/workspace.json", '{"active": "hand.md"}\n')
         vault.upkeep.sync()
@@ -112,7 +115,7 @@ def upkeep_due(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         with monkeypatch.context() as patch:
             patch.setattr("memvault.writes.links.LinkService._retarget", crash)
             with pytest.raises(KeyboardInterrupt):
-                vault.update("old-name", title="New name")
+                vault.update("old-name", Revision(title="New name"))
     finally:
         vault.close()
     write_file(vault_dir, "ops/outage.md", OUTAGE)
@@ -288,8 +291,10 @@ def two_notes(vault_dir: Path) -> Settings:
     settings = Settings(vault=vault_dir)
     vault = VaultService.open(settings)
     try:
-        vault.create("Deploy order", "Migrations run before the deploy.\n", category="gotcha")
-        vault.create("Release process", "Tag, build, then ship.\n", ["release"])
+        vault.create(
+            Draft("Deploy order", "Migrations run before the deploy.\n", category="gotcha")
+        )
+        vault.create(Draft("Release process", "Tag, build, then ship.\n", ["release"]))
     finally:
         vault.close()
     return settings

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.errors import Invalid
 from memvault.features.review import graph, overview, review
 from memvault.service.vault import VaultService
@@ -20,12 +21,13 @@ TEXT = "The staging database is restored every night from the production backup 
 def test_merge_keeps_both_texts_tags_and_links_and_deletes_the_other(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    keep = vault.create("Staging restore", TEXT, tags=["ops"], category="ops")
+    keep = vault.create(Draft("Staging restore", TEXT, tags=["ops"], category="ops"))
     other = vault.create(
-        "Nightly restore", TEXT.replace("02:00", "02:30"), tags=["db"], allow_duplicate=True
+        Draft("Nightly restore", TEXT.replace("02:00", "02:30"), tags=["db"]),
+        WriteOptions(allow_duplicate=True),
     )
-    target = vault.create("Backups", "Backups live in the bucket.\n")
-    fan = vault.create("Runbook", "Restores: see [[nightly-restore]].\n")
+    target = vault.create(Draft("Backups", "Backups live in the bucket.\n"))
+    fan = vault.create(Draft("Runbook", "Restores: see [[nightly-restore]].\n"))
     vault.link(other.id, target.id)
     merged = vault.merge(keep.id, other.id)
     assert "02:00" in merged.body and "## Merged from Nightly restore" in merged.body
@@ -38,7 +40,7 @@ def test_merge_keeps_both_texts_tags_and_links_and_deletes_the_other(
 
 
 def test_a_memory_cannot_be_merged_into_itself(vault: VaultService) -> None:
-    one = vault.create("Only one", TEXT)
+    one = vault.create(Draft("Only one", TEXT))
     try:
         vault.merge(one.id, one.id)
     except Exception as exc:
@@ -51,9 +53,13 @@ def test_a_memory_cannot_be_merged_into_itself(vault: VaultService) -> None:
 def test_near_duplicates_pairs_alike_texts_once_and_skips_different_ones(
     vault: VaultService,
 ) -> None:
-    vault.create("Staging restore", TEXT)
-    vault.create("Nightly restore", TEXT.replace("02:00", "02:30"), allow_duplicate=True)
-    vault.create("Unrelated", "Payment retries back off exponentially with some jitter added.\n")
+    vault.create(Draft("Staging restore", TEXT))
+    vault.create(
+        Draft("Nightly restore", TEXT.replace("02:00", "02:30")), WriteOptions(allow_duplicate=True)
+    )
+    vault.create(
+        Draft("Unrelated", "Payment retries back off exponentially with some jitter added.\n")
+    )
     pairs = vault.upkeep.near_duplicates()
     assert [(p.first, p.second) for p in pairs] == [("nightly-restore.md", "staging-restore.md")]
     assert 0.7 <= pairs[0].score < 1
@@ -63,12 +69,12 @@ def test_the_change_fingerprint_moves_with_every_kind_of_change(
     vault: VaultService, vault_dir: Path
 ) -> None:
     seen = [vault.changes()]
-    memory = vault.create("One", "first text\n")
+    memory = vault.create(Draft("One", "first text\n"))
     seen.append(vault.changes())
     write_file(vault_dir, "one.md", (vault_dir / "one.md").read_text() + "more\n")
     vault.upkeep.sync()
     seen.append(vault.changes())
-    vault.update(memory.id, title="Renamed")
+    vault.update(memory.id, Revision(title="Renamed"))
     seen.append(vault.changes())
     vault.search("first")
     assert vault.changes() == seen[-1]
@@ -87,8 +93,8 @@ def test_review_queues_name_stale_unused_and_expiring_memories(
         "old.md",
         f"---\nid: old-1\ntitle: Old\ncreated_at: {old}\nlast_reviewed: {old}\n---\nOld text.\n",
     )
-    soon = vault.create("Soon gone", "Temporary.\n", ttl_days=3)
-    used = vault.create("Used", "Used often.\n")
+    soon = vault.create(Draft("Soon gone", "Temporary.\n", ttl_days=3))
+    used = vault.create(Draft("Used", "Used often.\n"))
     vault.upkeep.sync()
     vault.record_use([used.id])
     queues = review(vault, 90)
@@ -101,9 +107,9 @@ def test_review_queues_name_stale_unused_and_expiring_memories(
 def test_the_graph_shows_a_neighbourhood_to_depth_two_and_the_vault_by_category(
     vault: VaultService,
 ) -> None:
-    a = vault.create("A", "a\n", category="x")
-    b = vault.create("B", "b\n", category="y")
-    c = vault.create("C", "c\n", category="y")
+    a = vault.create(Draft("A", "a\n", category="x"))
+    b = vault.create(Draft("B", "b\n", category="y"))
+    c = vault.create(Draft("C", "c\n", category="y"))
     vault.link(a.id, b.id)
     vault.link(b.id, c.id)
     near = graph(vault, a.id, 1)
@@ -133,8 +139,8 @@ def test_a_person_archives_one_memory_while_edits_into_archive_stay_refused(
 ) -> None:
     """The page's Archive moves a memory to archive/ (out of lists, still readable); an edit
     naming an archive/ category is still refused (main's reserved categories)."""
-    memory = vault.create("Old runbook", TEXT, category="ops")
-    other = vault.create("Other runbook", "Restart the queue first.\n", category="ops")
+    memory = vault.create(Draft("Old runbook", TEXT, category="ops"))
+    other = vault.create(Draft("Other runbook", "Restart the queue first.\n", category="ops"))
     moved = vault.archive(memory.id)
     assert moved.path == "archive/ops/old-runbook.md"
     assert (vault_dir / "archive" / "ops" / "old-runbook.md").exists()
@@ -142,4 +148,4 @@ def test_a_person_archives_one_memory_while_edits_into_archive_stay_refused(
     assert vault.get(memory.id).title == "Old runbook"
     assert memory.id not in {row.id for row in vault.list_memories(None, "updated", 50)[0]}
     with pytest.raises(Invalid, match="refused"):
-        vault.update(other.id, category="archive/ops")
+        vault.update(other.id, Revision(category="archive/ops"))

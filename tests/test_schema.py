@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft
 from memvault.core.records import Usage
 from memvault.index.schema import KEPT_MIGRATIONS
 from memvault.service.vault import VaultService
@@ -58,7 +59,7 @@ def test_a_damaged_index_that_still_opens_is_rebuilt_with_one_warning(
 ) -> None:
     settings = Settings(vault=vault_dir)
     first = VaultService.open(settings)
-    memory = first.create("Wombat facts", "burrows")
+    memory = first.create(Draft("Wombat facts", "burrows"))
     first.restore_usage(memory.id, Usage(4))
     first.close()
     with closing(sqlite3.connect(settings.index_file)) as db:
@@ -74,7 +75,7 @@ def test_a_damaged_index_that_still_opens_is_rebuilt_with_one_warning(
 def test_an_index_from_before_numbered_migrations_keeps_its_usage(vault_dir: Path) -> None:
     settings = Settings(vault=vault_dir)
     first = VaultService.open(settings)
-    memory = first.create("Old index", "text")
+    memory = first.create(Draft("Old index", "text"))
     first.restore_usage(memory.id, Usage(9, "2025-01-01T00:00:00Z"))
     first.close()
     with closing(sqlite3.connect(settings.index_file)) as db:

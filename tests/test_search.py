@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from memvault.core.drafts import Draft
 from memvault.core.records import Filter
 from memvault.service.vault import VaultService
 
@@ -16,19 +17,29 @@ from .conftest import write_file
 @pytest.fixture
 def notes(vault: VaultService, vault_dir: Path) -> VaultService:
     vault.create(
-        "Payment retry decision",
-        "We decided that failed card payments are retried three times with exponential "
-        "backoff, then the order is cancelled.",
-        ["payments", "decision"],
-        "decision",
+        Draft(
+            "Payment retry decision",
+            "We decided that failed card payments are retried three times with exponential "
+            "backoff, then the order is cancelled.",
+            ["payments", "decision"],
+            "decision",
+        )
     )
-    vault.create("Retry budget for the search API", "Search requests are retried once.", [], "api")
-    vault.create("Payment providers", "We use Stripe for cards and Adyen in Europe.", ["payments"])
-    vault.create("Café opening hours", "The café near the office opens at 8.", ["places"])
-    vault.create("支付重试策略", "失败的支付会重试三次，然后取消订单。", ["支付"], "decision")
-    vault.create("決済のリトライ", "失敗した決済は三回まで再試行します。", [], "jp")
-    vault.create("결제 재시도 정책", "실패한 결제는 세 번 재시도합니다.", [], "kr")
-    vault.create("Deploy checklist", "Run migrations before the deploy. Body mentions payment.")
+    vault.create(
+        Draft("Retry budget for the search API", "Search requests are retried once.", [], "api")
+    )
+    vault.create(
+        Draft("Payment providers", "We use Stripe for cards and Adyen in Europe.", ["payments"])
+    )
+    vault.create(Draft("Café opening hours", "The café near the office opens at 8.", ["places"]))
+    vault.create(
+        Draft("支付重试策略", "失败的支付会重试三次，然后取消订单。", ["支付"], "decision")
+    )
+    vault.create(Draft("決済のリトライ", "失敗した決済は三回まで再試行します。", [], "jp"))
+    vault.create(Draft("결제 재시도 정책", "실패한 결제는 세 번 재시도합니다.", [], "kr"))
+    vault.create(
+        Draft("Deploy checklist", "Run migrations before the deploy. Body mentions payment.")
+    )
     write_file(vault_dir, "hand/notes.md", "# Meeting notes\nThe exact phrase lives here.\n")
     vault.upkeep.rebuild()
     return vault
@@ -51,10 +62,14 @@ def test_a_missing_word_never_means_zero_results(notes: VaultService) -> None:
 def test_notes_with_every_word_come_before_partial_matches_that_score_higher(
     vault: VaultService,
 ) -> None:
-    vault.create("Kafka kafka kafka", "Kafka kafka kafka: consumer lag on every kafka topic.")
-    vault.create("Broker notes", "The broker had a rebalance; kafka came back after a minute.")
-    vault.create("Rebalance rebalance", "Rebalance, rebalance and once more rebalance.")
-    vault.create("Unrelated", "Nothing to see here.")
+    vault.create(
+        Draft("Kafka kafka kafka", "Kafka kafka kafka: consumer lag on every kafka topic.")
+    )
+    vault.create(
+        Draft("Broker notes", "The broker had a rebalance; kafka came back after a minute.")
+    )
+    vault.create(Draft("Rebalance rebalance", "Rebalance, rebalance and once more rebalance."))
+    vault.create(Draft("Unrelated", "Nothing to see here."))
     every = titles(vault, "kafka rebalance")
     assert every[0] == "Broker notes"
     assert set(every[1:]) == {"Kafka kafka kafka", "Rebalance rebalance"}
@@ -66,8 +81,10 @@ def test_notes_with_every_word_come_before_partial_matches_that_score_higher(
 def test_a_possessive_or_contraction_finds_the_plain_word(vault: VaultService) -> None:
     """`Melanie's` is Melanie, not the phrase "Melanie s" that a chat log never holds (the
     LoCoMo dev split lost questions to it), and `what's` is a filler word like `what`."""
-    vault.create("Hiking chat", "- **Melanie:** I finally bought new boots for the ridge trail.")
-    vault.create("Cooking chat", "- **Caroline:** The soup needs more salt.")
+    vault.create(
+        Draft("Hiking chat", "- **Melanie:** I finally bought new boots for the ridge trail.")
+    )
+    vault.create(Draft("Cooking chat", "- **Caroline:** The soup needs more salt."))
     assert titles(vault, "What's Melanie's gear?") == ["Hiking chat"]
     assert titles(vault, "Caroline's soup")[0] == "Cooking chat"
 
@@ -77,12 +94,16 @@ def test_words_typed_side_by_side_rank_a_note_holding_them_together_first(
 ) -> None:
     """Both notes hold every word, and bm25 alone prefers the short one; the note that holds
     them as typed, side by side (a possessive as written), comes first."""
-    vault.create("Chores", "Group tasks; support each other.")
+    vault.create(Draft("Chores", "Group tasks; support each other."))
     vault.create(
-        "Tuesday", "Caroline went to her support group on Tuesday evening and met new friends."
+        Draft(
+            "Tuesday", "Caroline went to her support group on Tuesday evening and met new friends."
+        )
     )
-    vault.create("Weekend", "Kids asked Melanie to paint.")
-    vault.create("Museum", "On Sunday Melanie's kids painted dinosaurs at the museum workshop.")
+    vault.create(Draft("Weekend", "Kids asked Melanie to paint."))
+    vault.create(
+        Draft("Museum", "On Sunday Melanie's kids painted dinosaurs at the museum workshop.")
+    )
     assert titles(vault, "support group") == ["Tuesday", "Chores"]
     assert titles(vault, "What do Melanie's kids like?") == ["Museum", "Weekend"]
 
@@ -181,7 +202,7 @@ def test_any_input_returns_a_page_never_an_error(notes: VaultService, query: str
 
 
 def test_a_write_is_visible_to_the_next_search(vault: VaultService) -> None:
-    vault.create("Fresh", "zyzzyva")
+    vault.create(Draft("Fresh", "zyzzyva"))
     assert titles(vault, "zyzzyva") == ["Fresh"]
 
 
@@ -189,8 +210,10 @@ def test_the_hits_of_any_page_show_their_snippets_with_the_words_marked(
     vault: VaultService,
 ) -> None:
     for n in range(14):
-        vault.create(f"Airship log {n}", f"Day {n}: the zeppelin drifted north over the ridge.")
-    vault.create("Hangar", "The zeppelin sleeps in the hangar; nothing drifted today.")
+        vault.create(
+            Draft(f"Airship log {n}", f"Day {n}: the zeppelin drifted north over the ridge.")
+        )
+    vault.create(Draft("Hangar", "The zeppelin sleeps in the hangar; nothing drifted today."))
     later = vault.search("zeppelin drifted", 10, 10).results
     assert [hit.snippet for hit in later] == [
         *(f"Day {n}: the **zeppelin drifted** north over the ridge." for n in range(10, 14)),
@@ -206,7 +229,7 @@ def test_a_note_of_several_megabytes_is_found_by_a_word_at_its_end(
     line = "payment retries and the ledger were discussed again at length\n"
     body = line * 60_000 + "The last line names the zeppelin.\n"
     write_file(vault_dir, "huge.md", "---\ntitle: Long log\n---\n" + body)
-    vault.create("Payment retry decision", "Failed payments are retried three times.")
+    vault.create(Draft("Payment retry decision", "Failed payments are retried three times."))
     vault.upkeep.rebuild()
     assert titles(vault, "zeppelin") == ["Long log"]
     assert "**zeppelin**" in vault.search("zeppelin").results[0].snippet

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.secrets import find_secrets, found_under
 from memvault.errors import Invalid
 from memvault.features.briefing import build_briefing
@@ -74,7 +75,7 @@ def test_a_secret_is_refused_naming_its_kind_and_line(
     vault: VaultService, vault_dir: Path, text: str, secret: str, kind: str, line: int
 ) -> None:
     with pytest.raises(Invalid) as refused:
-        vault.create("Staging access", text)
+        vault.create(Draft("Staging access", text))
     message = str(refused.value)
     assert f"{kind} on line {line}" in message
     assert secret not in message and 'secrets="redact"' in message
@@ -85,7 +86,7 @@ def test_a_secret_is_refused_naming_its_kind_and_line(
 def test_redact_stores_the_memory_with_each_secret_replaced(
     vault: VaultService, vault_dir: Path, text: str, secret: str, kind: str, line: int
 ) -> None:
-    memory = vault.create("Staging access", text, secrets="redact")
+    memory = vault.create(Draft("Staging access", text), WriteOptions(secrets="redact"))
     stored = (vault_dir / memory.path).read_text()
     assert secret not in stored
     assert f"[redacted: {kind}]" in memory.body.splitlines()[line - 1]
@@ -94,21 +95,23 @@ def test_redact_stores_the_memory_with_each_secret_replaced(
 
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_near_misses_are_stored_as_they_are(vault: VaultService, text: str) -> None:
-    assert vault.create("Near miss", text).body == text + "\n"
+    assert vault.create(Draft("Near miss", text)).body == text + "\n"
 
 
 def test_edits_titles_session_notes_and_properties_are_screened_too(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    memory = vault.create("Staging", "The staging box.")
+    memory = vault.create(Draft("Staging", "The staging box."))
     with pytest.raises(Invalid, match="append holds a secret"):
-        vault.update(memory.id, edit=BodyEdit(append=f"key {AWS_KEY}"))
+        vault.update(memory.id, Revision(edit=BodyEdit(append=f"key {AWS_KEY}")))
     with pytest.raises(Invalid, match="the title holds a secret"):
-        vault.update(memory.id, title=f"Key {GITHUB_TOKEN}")
+        vault.update(memory.id, Revision(title=f"Key {GITHUB_TOKEN}"))
     with pytest.raises(Invalid, match="replace holds a secret"):
-        vault.update(memory.id, edit=BodyEdit(find="box", replace=f"box {JWT}"))
+        vault.update(memory.id, Revision(edit=BodyEdit(find="box", replace=f"box {JWT}")))
     assert vault.get(memory.id).body == "The staging box.\n"
-    edited = vault.update(memory.id, edit=BodyEdit(append=f"key {AWS_KEY}"), secrets="redact")
+    edited = vault.update(
+        memory.id, Revision(edit=BodyEdit(append=f"key {AWS_KEY}")), WriteOptions(secrets="redact")
+    )
     assert edited.body == "The staging box.\n\nkey [redacted: AWS access key]\n"
     with pytest.raises(Invalid, match="password on line 1"):
         save_session_notes(vault, SessionFields(f"Rotated it; password={PASSWORD}"))

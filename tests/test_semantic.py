@@ -22,6 +22,7 @@ from filelock import FileLock
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.records import Filter, SearchMode
 from memvault.index.database import Index
 from memvault.presentation.lines import stats_text
@@ -45,10 +46,12 @@ PARAPHRASE = "the site stopped working after we shipped; how to return to the ol
 @pytest.fixture
 def notes(vault_dir: Path) -> Iterator[VaultService]:
     service = VaultService.open(Settings(vault=vault_dir, embed_model=None))
-    service.create(*ROLLBACK, category="ops")
-    service.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
-    service.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
-    service.create("Retry policy", "Failed card payments are retried three times.", category="ops")
+    service.create(Draft(*ROLLBACK, category="ops"))
+    service.create(Draft("Office plants", "Water the ficus every Monday; the cactus once a month."))
+    service.create(Draft("Team lunch", "Thursday lunch is at the Thai place near the station."))
+    service.create(
+        Draft("Retry policy", "Failed card payments are retried three times.", category="ops")
+    )
     yield service
     service.close()
 
@@ -86,7 +89,7 @@ def test_a_note_holding_one_word_of_a_reworded_question_does_not_outrank_its_ans
 ) -> None:
     """Full-text finds only a note that shares one of the question's seven words; meaning
     finds the answer. Full-text weighs as the share of the question its first hit holds."""
-    notes.create("Standup", "Sam is working from home on Friday.")
+    notes.create(Draft("Standup", "Sam is working from home on Friday."))
     notes.embed()
     assert titles(notes, PARAPHRASE, mode="keyword") == ["Standup"]
     assert titles(notes, PARAPHRASE)[0] == ROLLBACK[0]
@@ -96,7 +99,7 @@ def test_a_rare_word_finds_its_note_first_even_before_it_is_embedded(
     notes: VaultService,
 ) -> None:
     notes.embed()
-    notes.create("Word list", "The last word in the dictionary is zyzzyva.")
+    notes.create(Draft("Word list", "The last word in the dictionary is zyzzyva."))
     assert titles(notes, "zyzzyva")[0] == "Word list"
 
 
@@ -110,7 +113,7 @@ def test_a_note_deleted_by_hand_before_a_sync_does_not_break_a_search(
 
 def test_a_note_matched_by_a_tag_alone_before_it_is_embedded(notes: VaultService) -> None:
     notes.embed()
-    notes.create("Zoo", "", tags=["zebra"])
+    notes.create(Draft("Zoo", "", tags=["zebra"]))
     assert titles(notes, "zebra")[0] == "Zoo"
 
 
@@ -130,15 +133,22 @@ def test_the_semantic_side_covers_exactly_the_notes_a_filter_lists(notes: VaultS
     """The semantic side finds a filter's notes by its facet terms in the full-text index,
     where a listing reads the notes table: the same notes either way, for every kind of
     filter (and the default one, which leaves out archived, superseded and expired notes)."""
-    notes.create("Db failover", "Promote the replica.", tags=["ops/db"], scope="shop")
+    notes.create(Draft("Db failover", "Promote the replica.", tags=["ops/db"], scope="shop"))
     notes.create(
-        "Db backups", "Nightly dumps to the bucket.", tags=["ops"], properties={"status": "done"}
+        Draft(
+            "Db backups",
+            "Nightly dumps to the bucket.",
+            tags=["ops"],
+            properties={"status": "done"},
+        )
     )
-    old = notes.create("Old runbook", "Restart everything by hand.", category="ops")
+    old = notes.create(Draft("Old runbook", "Restart everything by hand.", category="ops"))
     notes.create(
-        "New runbook", "Restart the one failing service.", category="ops", supersedes=old.id
+        Draft("New runbook", "Restart the one failing service.", category="ops", supersedes=old.id)
     )
-    notes.create("Gone soon", "A memory past its expiry date.", expires_at="2001-01-01T00:00:00Z")
+    notes.create(
+        Draft("Gone soon", "A memory past its expiry date.", expires_at="2001-01-01T00:00:00Z")
+    )
     notes.archive("Office plants")
     notes.embed()
     for where in (
@@ -162,7 +172,8 @@ def test_the_semantic_side_covers_exactly_the_notes_a_filter_lists(notes: VaultS
 def test_an_edit_is_embedded_again_and_a_delete_leaves_no_vector(notes: VaultService) -> None:
     notes.embed()
     notes.update(
-        "Office plants", edit=BodyEdit(content="Our cat Miso sleeps on the radiator all winter.")
+        "Office plants",
+        Revision(edit=BodyEdit(content="Our cat Miso sleeps on the radiator all winter.")),
     )
     assert notes.embed() == 1
     assert titles(notes, "where does the kitten nap", mode="semantic")[0] == "Office plants"
@@ -187,8 +198,12 @@ def test_a_reindex_drops_the_vectors_no_note_uses_and_keeps_the_rest(
     reindex drops them, and no note has to be embedded again. A vector another note still
     names stays."""
     notes.embed()
-    notes.update("Office plants", edit=BodyEdit(content="Our cat Miso sleeps on the radiator."))
-    notes.create(*ROLLBACK, scope="twin", allow_duplicate=True)  # the same chunk, its vector
+    notes.update(
+        "Office plants", Revision(edit=BodyEdit(content="Our cat Miso sleeps on the radiator."))
+    )
+    notes.create(
+        Draft(*ROLLBACK, scope="twin"), WriteOptions(allow_duplicate=True)
+    )  # the same chunk, its vector
     notes.delete("Team lunch")
     assert notes.embed() == 2
     assert stored(vault_dir) == (5, 6)
@@ -208,7 +223,7 @@ def test_a_text_several_new_notes_hold_is_embedded_once(
     vector."""
     notes.embed()
     for scope in ("first", "second", "third"):
-        notes.create("Deploy freeze", "No deploys on Fridays after noon.", scope=scope)
+        notes.create(Draft("Deploy freeze", "No deploys on Fridays after noon.", scope=scope))
     asked: list[str] = []
     real = Embedder.passages
 
@@ -230,7 +245,9 @@ def test_a_prune_between_reindexes_drops_what_edits_left_without_reading_every_v
     """What a server does once an hour: the maps of content no note has, and the vectors only
     they named. A vector no map names (another version's leftover) waits for a reindex."""
     notes.embed()
-    notes.update("Office plants", edit=BodyEdit(content="Our cat Miso sleeps on the radiator."))
+    notes.update(
+        "Office plants", Revision(edit=BodyEdit(content="Our cat Miso sleeps on the radiator."))
+    )
     notes.embed()
     with sqlite3.connect(vault_dir / ".memvault" / "index.sqlite3") as db:
         db.execute("INSERT INTO embeddings VALUES ('old-model', x'00', x'0000')")
@@ -295,7 +312,7 @@ def test_a_vector_a_prune_drops_while_a_twin_is_embedded_is_saved_again(
     twin is not left with a map and no vector (counted as embedded, never found)."""
     notes.embed()
     first = notes.get(ROLLBACK[0])
-    notes.create(*ROLLBACK, scope="twin", allow_duplicate=True)
+    notes.create(Draft(*ROLLBACK, scope="twin"), WriteOptions(allow_duplicate=True))
     real = VectorStore.save
 
     def racing(store: VectorStore, *args: Any) -> None:
@@ -443,7 +460,7 @@ def test_a_reopened_vault_loads_its_vectors_in_one_read_and_ranks_as_before(
     """The vectors a process built note by note, and the same vectors read back at once from
     the index by another (one statement, however many notes), rank alike."""
     notes.embed()
-    notes.create("Deploy freeze", "No deploys on Fridays after noon.", category="ops")
+    notes.create(Draft("Deploy freeze", "No deploys on Fridays after noon.", category="ops"))
     notes.embed()
 
     def ranked(vault: VaultService) -> list[tuple[str, float]]:
@@ -474,7 +491,9 @@ def test_embedding_from_the_shell_never_loads_every_vector(
     again, statements = traced_vault(vault_dir, monkeypatch)
     try:
         freeze = "Deploy freeze", "No deploys on Fridays after noon."
-        again.create(*freeze, category="ops", allow_duplicate=True)  # no guard: no lookup
+        again.create(
+            Draft(*freeze, category="ops"), WriteOptions(allow_duplicate=True)
+        )  # no guard: no lookup
         assert again.embed() == 1
         status = again.semantic_status()
         assert (status.embedded, status.pending) == (5, 0)
@@ -620,7 +639,7 @@ def test_a_folder_model_read_another_way_embeds_again_and_a_bad_option_says_why(
 def test_embedding_cut_short_resumes_where_it_stopped(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     for n in range(80):
-        vault.create(f"Note {n}", f"Fact number {n}: the {n}th planet has {n} moons.")
+        vault.create(Draft(f"Note {n}", f"Fact number {n}: the {n}th planet has {n} moons."))
 
     def crash(done: int, total: int) -> None:
         raise KeyboardInterrupt
@@ -640,7 +659,7 @@ def test_embedding_cut_short_resumes_where_it_stopped(vault_dir: Path) -> None:
 def test_without_a_model_search_is_full_text_and_says_why(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir, embed_model="off"))
     try:
-        vault.create(*ROLLBACK)
+        vault.create(Draft(*ROLLBACK))
         status = vault.semantic_status()
         assert not status.enabled and "off" in status.reason
         assert [h.title for h in vault.search("production build").results] == [ROLLBACK[0]]
@@ -663,8 +682,8 @@ def model_gone_bad(vault_dir: Path, tmp_path: Path) -> Path:
     (folder / "model.onnx").symlink_to(model.onnx)
     shutil.copy(model.tokenizer, folder / "tokenizer.json")
     made = VaultService.open(Settings(vault=vault_dir, embed_model=str(folder)))
-    made.create(*ROLLBACK)
-    made.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
+    made.create(Draft(*ROLLBACK))
+    made.create(Draft("Office plants", "Water the ficus every Monday; the cactus once a month."))
     made.embed()
     made.close()
     (folder / "tokenizer.json").write_text("{ no longer a tokenizer")
@@ -691,7 +710,7 @@ def test_a_model_that_will_not_load_turns_semantic_search_off_and_says_why(
             with pytest.raises(Unavailable, match="will not load or run"):
                 vault.search(PARAPHRASE, mode="semantic")
             day = "Tuesdays" if serving else "Mondays"
-            kept = vault.create(f"Ficus on {day}", f"Water the ficus on {day}.")
+            kept = vault.create(Draft(f"Ficus on {day}", f"Water the ficus on {day}."))
             assert vault.get(kept.id).title == f"Ficus on {day}"
             assert vault.similar(ROLLBACK[0]).by == "words"
             status = vault.semantic_status()
@@ -772,12 +791,14 @@ def test_a_server_s_pass_after_a_write_reads_the_notes_that_changed_not_every_no
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     other = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     try:
-        vault.create(*ROLLBACK)
+        vault.create(Draft(*ROLLBACK))
         vault.serve_semantic()
         eventually(lambda: first(PARAPHRASE) == ROLLBACK[0], 60)
         assert read[0] is None
-        other.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
-        vault.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
+        other.create(Draft("Team lunch", "Thursday lunch is at the Thai place near the station."))
+        vault.create(
+            Draft("Office plants", "Water the ficus every Monday; the cactus once a month.")
+        )
         eventually(lambda: first("which plant needs water each week") == "Office plants", 60)
         assert len(read) > 1 and all(only is not None and len(only) <= 2 for only in read[1:])
         assert first("where do we eat on Thursdays") != "Team lunch"
@@ -797,10 +818,10 @@ def test_one_process_of_a_vault_embeds_at_a_time(vault_dir: Path) -> None:
     try:
         with other:
             vault.serve_semantic()
-            vault.create(*ROLLBACK)
+            vault.create(Draft(*ROLLBACK))
             time.sleep(3)
             assert vault.semantic_status().pending == 1
-        vault.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
+        vault.create(Draft("Team lunch", "Thursday lunch is at the Thai place near the station."))
         eventually(lambda: vault.semantic_status().pending == 0, 60)
         assert titles(vault, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
     finally:
@@ -819,7 +840,7 @@ def test_a_server_without_the_turn_takes_in_the_vectors_another_process_saved(
         with other:
             vault.serve_semantic()
             for memory in (("Team lunch", "Thursday lunch is at the Thai place."), ROLLBACK):
-                vault.create(*memory)
+                vault.create(Draft(*memory))
                 embedder = VaultService.open(Settings(vault=vault_dir, embed_model=None))
                 try:
                     embedder.embed()
@@ -838,15 +859,17 @@ def test_a_killed_embedding_worker_is_replaced(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     try:
         vault.serve_semantic()
-        vault.create(*ROLLBACK)
+        vault.create(Draft(*ROLLBACK))
         eventually(lambda: vault.semantic_status().pending == 0, 60)
         workers = multiprocessing.active_children()
         assert workers
         for process in workers:
             process.kill()
-        vault.create("Office plants", "Water the ficus every Monday; the cactus once a month.")
+        vault.create(
+            Draft("Office plants", "Water the ficus every Monday; the cactus once a month.")
+        )
         time.sleep(1)
-        vault.create("Team lunch", "Thursday lunch is at the Thai place near the station.")
+        vault.create(Draft("Team lunch", "Thursday lunch is at the Thai place near the station."))
         eventually(lambda: vault.semantic_status().pending == 0, 60)
         assert titles(vault, "where do we eat on Thursdays", mode="semantic")[0] == "Team lunch"
     finally:
@@ -859,8 +882,8 @@ def test_the_shell_embeds_a_big_vault_on_every_core(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
     try:
         for n in range(70):
-            vault.create(f"Note {n}", f"Fact number {n}: the {n}th planet has {n} moons.")
-        vault.create(*ROLLBACK)
+            vault.create(Draft(f"Note {n}", f"Fact number {n}: the {n}th planet has {n} moons."))
+        vault.create(Draft(*ROLLBACK))
     finally:
         vault.close()
     result = CliRunner().invoke(

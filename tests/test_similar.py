@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.core.drafts import Draft, WriteOptions
 from memvault.core.records import Filter
 from memvault.errors import Duplicate, NotFound
 from memvault.index.names import Names
@@ -51,10 +52,10 @@ RELATED = ("Jest coverage threshold", "CI fails when jest's line coverage drops 
 def embedded(vault_dir: Path) -> Iterator[VaultService]:
     """A vault with the default model whose four memories are embedded."""
     service = VaultService.open(Settings(vault=vault_dir, embed_model=None))
-    service.create(*ROLLBACK, category="ops")
-    service.create(*PIPELINE, category="ops")
-    service.create(*PLANTS, category="office")
-    service.create(*LUNCH, category="office")
+    service.create(Draft(*ROLLBACK, category="ops"))
+    service.create(Draft(*PIPELINE, category="ops"))
+    service.create(Draft(*PLANTS, category="office"))
+    service.create(Draft(*LUNCH, category="office"))
     assert service.embed() == 4
     yield service
     service.close()
@@ -76,7 +77,7 @@ def test_similar_finds_the_memory_alike_in_meaning_first(embedded: VaultService)
 
 def test_similar_applies_the_filters(embedded: VaultService) -> None:
     assert titles(embedded, ROLLBACK[0], Filter(category="office")) == [PLANTS[0], LUNCH[0]]
-    embedded.create("Tagged builds", "Tags ship after checks.", supersedes=PIPELINE[0])
+    embedded.create(Draft("Tagged builds", "Tags ship after checks.", supersedes=PIPELINE[0]))
     write_file(embedded.root, "archive/old-rollback.md", "# Old rollback\nRedeploy it.\n")
     embedded.upkeep.fill()
     embedded.embed()
@@ -86,9 +87,9 @@ def test_similar_applies_the_filters(embedded: VaultService) -> None:
 
 
 def test_without_vectors_similar_goes_by_words(vault: VaultService) -> None:
-    vault.create(*ROLLBACK)
-    vault.create("Release checklist", "Before a release to production, tag the build.")
-    vault.create(*PLANTS)
+    vault.create(Draft(*ROLLBACK))
+    vault.create(Draft("Release checklist", "Before a release to production, tag the build."))
+    vault.create(Draft(*PLANTS))
     found = vault.similar(ROLLBACK[0])
     assert found.by == "words"
     assert [hit.title for hit in found.results] == ["Release checklist"]
@@ -98,13 +99,18 @@ def test_without_vectors_similar_goes_by_words(vault: VaultService) -> None:
 
 
 def test_a_reworded_gotcha_is_refused_naming_the_existing_one(embedded: VaultService) -> None:
-    first = embedded.create(*GOTCHA, category="gotcha")
+    first = embedded.create(Draft(*GOTCHA, category="gotcha"))
     embedded.embed()
     with pytest.raises(Duplicate, match="allow_duplicate=true") as refused:
-        embedded.create(*REWORDED, category="gotcha")
+        embedded.create(Draft(*REWORDED, category="gotcha"))
     assert refused.value.existing_id == first.id
     assert first.id in str(refused.value)
-    assert embedded.create(*REWORDED, category="gotcha", allow_duplicate=True).title == REWORDED[0]
+    assert (
+        embedded.create(
+            Draft(*REWORDED, category="gotcha"), WriteOptions(allow_duplicate=True)
+        ).title
+        == REWORDED[0]
+    )
 
 
 def vault_locked(vault_dir: Path) -> bool:
@@ -124,7 +130,7 @@ def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
     """The duplicate guard embeds a new memory and looks for its twins among the vectors
     before the write takes the vault lock, so other writers never wait for either; the
     refusal itself comes under the lock."""
-    first = embedded.create(*GOTCHA, category="gotcha")
+    first = embedded.create(Draft(*GOTCHA, category="gotcha"))
     embedded.embed()
     held: list[tuple[str, bool]] = []
     embed, within = Embedder.passages, VectorTable.within
@@ -140,10 +146,10 @@ def test_the_guard_runs_the_model_before_the_vault_lock_and_still_refuses(
     monkeypatch.setattr(Embedder, "passages", embedding)
     monkeypatch.setattr(VectorTable, "within", looking)
     with pytest.raises(Duplicate) as refused:
-        embedded.write(*REWORDED, category="gotcha")
+        embedded.write(Draft(*REWORDED, category="gotcha"))
     assert refused.value.existing_id == first.id
     with pytest.raises(Duplicate):
-        embedded.create(*REWORDED, category="gotcha")
+        embedded.create(Draft(*REWORDED, category="gotcha"))
     assert held == [("model", False), ("lookup", False)] * 2
 
 
@@ -167,14 +173,14 @@ def test_the_guard_compares_texts_while_the_model_runs_and_keeps_its_order(
 
     monkeypatch.setattr(Embedder, "passages", embedding)
     monkeypatch.setattr(Names, "with_all_words", comparing)
-    gotcha = embedded.create(*GOTCHA, category="gotcha")
+    gotcha = embedded.create(Draft(*GOTCHA, category="gotcha"))
     embedded.embed()
     with pytest.raises(Duplicate, match="in other words") as reworded:
-        embedded.create(*REWORDED, category="gotcha")
+        embedded.create(Draft(*REWORDED, category="gotcha"))
     with pytest.raises(Duplicate, match="near-identical") as identical:
-        embedded.create("Jest in CI", GOTCHA[1])
+        embedded.create(Draft("Jest in CI", GOTCHA[1]))
     with pytest.raises(Duplicate, match="a memory titled") as titled:
-        embedded.create(GOTCHA[0], GOTCHA[1])
+        embedded.create(Draft(GOTCHA[0], GOTCHA[1]))
     assert gotcha.id == reworded.value.existing_id == identical.value.existing_id
     assert gotcha.id == titled.value.existing_id
 
@@ -193,7 +199,7 @@ def test_the_guard_s_vector_of_a_short_memory_is_its_own_once_written(
         return embed(self, given)
 
     monkeypatch.setattr(Embedder, "passages", embedding)
-    written = embedded.create(*GOTCHA, category="gotcha")
+    written = embedded.create(Draft(*GOTCHA, category="gotcha"))
     assert len(texts) == 1
     assert embedded.embed() == 1
     assert len(texts) == 1
@@ -202,16 +208,19 @@ def test_the_guard_s_vector_of_a_short_memory_is_its_own_once_written(
 
 
 def test_a_reworded_memory_that_supersedes_the_old_one_is_kept(embedded: VaultService) -> None:
-    first = embedded.create(*GOTCHA, category="gotcha")
+    first = embedded.create(Draft(*GOTCHA, category="gotcha"))
     embedded.embed()
-    assert embedded.create(*REWORDED, category="gotcha", supersedes=first.id).title == REWORDED[0]
+    assert (
+        embedded.create(Draft(*REWORDED, category="gotcha", supersedes=first.id)).title
+        == REWORDED[0]
+    )
 
 
 def test_a_merely_related_memory_or_another_scope_is_kept(embedded: VaultService) -> None:
-    embedded.create(*GOTCHA, category="gotcha")
+    embedded.create(Draft(*GOTCHA, category="gotcha"))
     embedded.embed()
-    assert embedded.create(*RELATED, category="gotcha").title == RELATED[0]
-    assert embedded.create(*REWORDED, scope="other-project").title == REWORDED[0]
+    assert embedded.create(Draft(*RELATED, category="gotcha")).title == RELATED[0]
+    assert embedded.create(Draft(*REWORDED, scope="other-project")).title == REWORDED[0]
 
 
 def test_a_short_memory_saying_what_one_paragraph_of_a_long_note_says_is_kept(
@@ -242,13 +251,15 @@ def test_a_short_memory_saying_what_one_paragraph_of_a_long_note_says_is_kept(
         f"## Jest\n\n{GOTCHA[1]}",
         f"## Releases\n\n{releases * 2}",
     ]
-    embedded.create("CI runbook", "\n\n".join(paragraphs), category="ops")
+    embedded.create(Draft("CI runbook", "\n\n".join(paragraphs), category="ops"))
     embedded.embed()
-    assert embedded.create(*REWORDED, category="gotcha").title == REWORDED[0]
-    opening = embedded.create(GOTCHA[0], "\n\n".join([GOTCHA[1], *paragraphs[:2]]), scope="b")
+    assert embedded.create(Draft(*REWORDED, category="gotcha")).title == REWORDED[0]
+    opening = embedded.create(
+        Draft(GOTCHA[0], "\n\n".join([GOTCHA[1], *paragraphs[:2]]), scope="b")
+    )
     embedded.embed()
     with pytest.raises(Duplicate, match="in other words") as refused:
-        embedded.create(*REWORDED, category="gotcha", scope="b")
+        embedded.create(Draft(*REWORDED, category="gotcha", scope="b"))
     assert refused.value.existing_id == opening.id
 
 
@@ -258,12 +269,12 @@ def test_a_twin_in_this_scope_is_not_hidden_by_closer_ones_in_other_scopes(
     """The guard weighs every note at SAME_MEANING or closer, not the nearest few: the same
     gotcha saved in six other scopes (more than the five it once looked at) is closer than its
     rewording in this scope, and the rewording is still found."""
-    first = embedded.create(*REWORDED, category="gotcha")
+    first = embedded.create(Draft(*REWORDED, category="gotcha"))
     for n in range(6):
-        embedded.create(*GOTCHA, category="gotcha", scope=f"project-{n}")
+        embedded.create(Draft(*GOTCHA, category="gotcha", scope=f"project-{n}"))
     embedded.embed()
     with pytest.raises(Duplicate, match="in other words") as refused:
-        embedded.create(*GOTCHA, category="gotcha")
+        embedded.create(Draft(*GOTCHA, category="gotcha"))
     assert refused.value.existing_id == first.id
 
 
@@ -272,25 +283,25 @@ def test_a_copy_in_this_scope_is_not_hidden_by_copies_in_other_scopes(vault: Vau
     other scopes, more than it reads, do not hide the one in this scope."""
     text = " ".join(f"Step {n}: rotate the staging credentials before the audit." for n in range(9))
     for n in range(DUPLICATE_CANDIDATES + 1):
-        vault.create(f"Audit steps {n}", text, scope=f"team-{n}")
-    first = vault.create("Audit steps", text, scope="ops")
+        vault.create(Draft(f"Audit steps {n}", text, scope=f"team-{n}"))
+    first = vault.create(Draft("Audit steps", text, scope="ops"))
     with pytest.raises(Duplicate, match="near-identical") as refused:
-        vault.create("Before the audit", text, scope="ops")
+        vault.create(Draft("Before the audit", text, scope="ops"))
     assert refused.value.existing_id == first.id
 
 
 def test_only_a_short_memory_is_compared_by_meaning(embedded: VaultService) -> None:
     """A long text costs a full chunk's embedding on the write's path; the guard weighs short
     memories by meaning (SHORT_WORDS), where a rewording slips past the text comparison."""
-    embedded.create(*GOTCHA, category="gotcha")
+    embedded.create(Draft(*GOTCHA, category="gotcha"))
     embedded.embed()
     long_text = REWORDED[1] + " " + " ".join(["Checked again on the staging cluster today."] * 10)
-    assert embedded.create(REWORDED[0], long_text, category="gotcha").title == REWORDED[0]
+    assert embedded.create(Draft(REWORDED[0], long_text, category="gotcha")).title == REWORDED[0]
 
 
 def test_without_a_model_the_guard_is_as_before(vault: VaultService) -> None:
-    vault.create(*GOTCHA)
-    assert vault.create(*REWORDED).title == REWORDED[0]
+    vault.create(Draft(*GOTCHA))
+    assert vault.create(Draft(*REWORDED)).title == REWORDED[0]
 
 
 def test_the_cli_lists_similar_memories(embedded: VaultService, vault_dir: Path) -> None:

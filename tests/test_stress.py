@@ -17,6 +17,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.core.document import parse_document
+from memvault.core.drafts import Draft
 from memvault.service.vault import VaultService
 
 from .conftest import patience
@@ -118,7 +119,7 @@ def work(call: Any, me: str, rounds: int, anchors: list[str], ledger: Ledger) ->
 
 def test_two_servers_and_the_cli_at_once(vault_dir: Path) -> None:
     setup = VaultService.open(Settings(vault=vault_dir))
-    anchors = [setup.create(f"Anchor {i}", f"anchor {i}\nEND").id for i in range(3)]
+    anchors = [setup.create(Draft(f"Anchor {i}", f"anchor {i}\nEND")).id for i in range(3)]
     setup.close()
     with http_server(vault_dir) as (one, _a), http_server(vault_dir) as (two, _b):
         ledgers = {name: Ledger() for name in ("server-one", "server-two", "cli")}

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft
 from memvault.core.records import Usage
 from memvault.features.watch import VaultWatcher
 from memvault.service.vault import VaultService
@@ -18,9 +19,9 @@ from .conftest import patience, write_file
 
 
 def test_sync_indexes_only_what_changed(vault: VaultService, vault_dir: Path) -> None:
-    vault.create("Kept", "unchanged")
-    edited = vault.create("Edited", "old text")
-    gone = vault.create("Gone", "x")
+    vault.create(Draft("Kept", "unchanged"))
+    edited = vault.create(Draft("Edited", "old text"))
+    gone = vault.create(Draft("Gone", "x"))
     write_file(vault_dir, "new/hand.md", "# Hand made\nwith zyzzyva\n")
     path = vault_dir / edited.path
     path.write_text(path.read_text().replace("old text", "new quokka text"))
@@ -34,7 +35,7 @@ def test_sync_indexes_only_what_changed(vault: VaultService, vault_dir: Path) ->
 
 
 def test_a_touched_file_is_not_reindexed(vault: VaultService, vault_dir: Path) -> None:
-    memory = vault.create("Touched", "same")
+    memory = vault.create(Draft("Touched", "same"))
     os.utime(vault_dir / memory.path, ns=(1, 10**18))
     summary = vault.upkeep.sync()
     assert (summary.added, summary.updated) == (0, 0)
@@ -59,7 +60,7 @@ def test_a_move_outside_memvault_keeps_kept_state(vault: VaultService, vault_dir
 def test_an_unreadable_file_is_reported_never_taken_for_deleted(
     vault: VaultService, vault_dir: Path
 ) -> None:
-    memory = vault.create("Fragile", "readable at first")
+    memory = vault.create(Draft("Fragile", "readable at first"))
     (vault_dir / memory.path).write_bytes(b"\xff\xfe not utf-8 \xff")
     summary = vault.upkeep.sync()
     assert [s.path for s in summary.skipped] == [memory.path]

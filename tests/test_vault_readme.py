@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.core.drafts import Draft
 from memvault.service.vault import VaultService
 
 from .conftest import write_file
@@ -46,7 +47,7 @@ def test_a_memory_titled_readme_is_never_written_over_the_vault_readme(
     vault: VaultService, vault_dir: Path
 ) -> None:
     write_file(vault_dir, "README.md", "# About this vault\n")
-    memory = vault.create("README", "a memory about readmes")
+    memory = vault.create(Draft("README", "a memory about readmes"))
     assert memory.path == "readme-2.md"
     assert (vault_dir / "README.md").read_text() == "# About this vault\n"
     assert vault.get(memory.id).body == "a memory about readmes\n"

@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft, WriteOptions
 from memvault.service.vault import VaultService
 
 from .conftest import patience, write_file
@@ -31,7 +32,7 @@ OLD_FILE = 1577836800  # 2020-01-01: a note edited by hand then (its file's time
 def base(vault_dir: Path) -> Iterator[str]:
     """A served vault with one memory, its page's address (no trailing slash)."""
     vault = VaultService.open(Settings(vault=vault_dir))
-    vault.create("Payment retries", "Retries back off exponentially.\n", category="decision")
+    vault.create(Draft("Payment retries", "Retries back off exponentially.\n", category="decision"))
     vault.close()
     with http_server(vault_dir, "--token", TOKEN) as (url, _process):
         yield url.removesuffix("/mcp")
@@ -313,7 +314,7 @@ def test_a_save_keeping_the_redaction_marker_over_a_secret_is_refused(vault_dir:
 
 def test_search_takes_search_mems_time_and_property_filters(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir))
-    vault.create("Payment retries", "Retries back off exponentially.\n", category="decision")
+    vault.create(Draft("Payment retries", "Retries back off exponentially.\n", category="decision"))
     vault.close()
     old = write_file(
         vault_dir,
@@ -346,8 +347,11 @@ def test_search_takes_search_mems_time_and_property_filters(vault_dir: Path) -> 
 
 def test_a_memory_shows_who_wrote_it_and_what_superseded_it(vault_dir: Path) -> None:
     vault = VaultService.open(Settings(vault=vault_dir))
-    old = vault.create("Deploy with rsync", "Deploy by hand with rsync.\n", agent="claude-code")
-    new = vault.create("Deploy with CI", "The CI pipeline deploys.\n", supersedes=old.id)
+    old = vault.create(
+        Draft("Deploy with rsync", "Deploy by hand with rsync.\n"),
+        WriteOptions(agent="claude-code"),
+    )
+    new = vault.create(Draft("Deploy with CI", "The CI pipeline deploys.\n", supersedes=old.id))
     vault.close()
     with serving(vault_dir) as base, signed_in(base) as client:
         read = client.get("/api/memory", params={"id": old.id}).json()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft
 from memvault.service.vault import VaultService
 
 from .browser import Browser
@@ -57,17 +58,21 @@ def page(vault_dir: Path, browser: Browser) -> Iterator[str]:
     address. The test fails if the page logged any console error."""
     vault = VaultService.open(Settings(vault=vault_dir))
     retries = vault.create(
-        "Payment retries",
-        "Payment retries use **exponential backoff** with jitter.\n\n"
-        "Webhooks: see [[stripe-webhooks]]. Tagged #payments.\n\n- max 5 tries\n- then alert\n",
-        tags=["payments"],
-        category="decision",
-        scope="shop",
+        Draft(
+            "Payment retries",
+            "Payment retries use **exponential backoff** with jitter.\n\n"
+            "Webhooks: see [[stripe-webhooks]]. Tagged #payments.\n\n- max 5 tries\n- then alert\n",
+            tags=["payments"],
+            category="decision",
+            scope="shop",
+        )
     )
     hooks = vault.create(
-        "Stripe webhooks",
-        "Stripe webhooks are verified with the signing secret before anything else.\n",
-        category="gotcha",
+        Draft(
+            "Stripe webhooks",
+            "Stripe webhooks are verified with the signing secret before anything else.\n",
+            category="gotcha",
+        )
     )
     vault.link(retries.id, hooks.id)
     vault.close()
@@ -386,7 +391,7 @@ def test_the_page_opened_by_memvault_ui_gives_other_local_servers_no_credential(
     vault_dir: Path, browser: Browser
 ) -> None:
     vault = VaultService.open(Settings(vault=vault_dir))
-    vault.create("Payment retries", "Retries back off exponentially.\n", category="decision")
+    vault.create(Draft("Payment retries", "Retries back off exponentially.\n", category="decision"))
     vault.close()
     with memvault_ui(vault_dir) as url, another_local_server() as (elsewhere, seen):
         base, credential = re.split(r"/[?#](?:key|token)=", url)
@@ -414,7 +419,7 @@ def test_the_page_opened_by_memvault_ui_gives_other_local_servers_no_credential(
 
 def test_the_pages_key_opens_its_api_and_never_mcp(vault_dir: Path, browser: Browser) -> None:
     vault = VaultService.open(Settings(vault=vault_dir))
-    vault.create("Payment retries", "Retries back off exponentially.\n", category="decision")
+    vault.create(Draft("Payment retries", "Retries back off exponentially.\n", category="decision"))
     vault.close()
     with http_server(vault_dir, "--token", TOKEN) as (url, _process):
         base = url.removesuffix("/mcp")

@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from memvault.cli import main
+from memvault.core.drafts import Draft, Revision
 from memvault.service.vault import VaultService
 
 from .conftest import write_file
@@ -63,12 +64,16 @@ async def test_a_reserved_category_is_refused_with_a_reason(
 
 def test_the_archive_keeps_working_for_expired_memories(vault: VaultService) -> None:
     """Upkeep still moves an expired memory to archive/, and a memory there can come back."""
-    vault.create("Temporary outage", "Down till noon.", category="ops", expires_at="2020-01-01")
+    vault.create(
+        Draft("Temporary outage", "Down till noon.", category="ops", expires_at="2020-01-01")
+    )
     assert vault.upkeep.archive_expired() == ["archive/ops/temporary-outage.md"]
-    assert vault.update("temporary-outage", tags=["outage"]).path == (
+    assert vault.update("temporary-outage", Revision(tags=["outage"])).path == (
         "archive/ops/temporary-outage.md"
     )
-    assert vault.update("temporary-outage", category="ops").path == "ops/temporary-outage.md"
+    assert (
+        vault.update("temporary-outage", Revision(category="ops")).path == "ops/temporary-outage.md"
+    )
 
 
 @pytest.mark.processes
@@ -133,7 +138,7 @@ def test_a_hand_written_tag_obsidian_cannot_hold_still_reads(vault: VaultService
     write_file(vault.root, "legacy.md", "---\ntitle: Legacy\ntags: [a b, c++]\n---\nbody\n")
     vault.upkeep.sync()
     assert vault.get("legacy").tags == ["a b", "c++"]
-    assert vault.update("legacy", title="Legacy note").tags == ["a b", "c++"]
+    assert vault.update("legacy", Revision(title="Legacy note")).tags == ["a b", "c++"]
 
 
 @pytest.mark.processes

@@ -22,11 +22,11 @@ from memvault.cli import (
 )
 from memvault.cli.terminal import confirmed, show
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, OnExists, Revision, WriteOptions
 from memvault.core.secrets import SecretPolicy
 from memvault.errors import Invalid
 from memvault.features.session_notes import SessionFields, save_session_notes
 from memvault.presentation.lines import ReadFormat, links_removed, plain_text
-from memvault.service.memory_writes import OnExists
 from memvault.words import memories
 
 set_option = click.option(
@@ -104,22 +104,21 @@ def write(
             "the content is empty; give the memory's text as CONTENT or on standard input"
         )
     with service(ctx) as vault:
-        saved = vault.write(
+        draft = Draft(
             title,
             body,
-            list(tags),
+            tags,
             category,
-            scope,
-            expires_at,
-            ttl_days,
-            allow_duplicate,
-            secrets=secrets,
-            on_exists=on_exists,
-            expected_version=expected_version,
+            scope=scope,
+            expires_at=expires_at,
+            ttl_days=ttl_days,
             properties=parsed_properties(properties),
-            agent=writer(ctx),
             supersedes=supersedes,
         )
+        options = WriteOptions(
+            writer(ctx), allow_duplicate, secrets, expected_version, on_exists=on_exists
+        )
+        saved = vault.write(draft, options)
     memory = saved.memory
     if as_json:
         from memvault.presentation.output import Written
@@ -232,20 +231,22 @@ def edit(
         append=append,
     )
     with service(ctx) as vault:
-        memory = vault.update(
-            identifier,
+        revision = Revision(
             title=title,
             edit=None if change.empty else change,
-            tags=list(tags) if tags else None,
+            tags=tags or None,
             category=category,
-            expected_updated_at=expected_updated_at,
-            expected_version=expected_version,
-            allow_duplicate=allow_duplicate,
-            secrets=secrets,
             properties=parsed_properties(properties),
-            agent=writer(ctx),
             supersedes=supersedes,
         )
+        options = WriteOptions(
+            writer(ctx),
+            allow_duplicate,
+            secrets,
+            expected_version,
+            expected_updated_at=expected_updated_at,
+        )
+        memory = vault.update(identifier, revision, options)
     if as_json:
         from memvault.presentation.output import Edited
 

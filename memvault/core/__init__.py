@@ -7,6 +7,8 @@
 - `body_edits`: an edit of a body as one value (`BodyEdit`), each step sized before it is built.
 - `properties`: the frontmatter keys memvault does not own (Obsidian's properties): what a caller
   may set, merges, the text each value is indexed as, `supersedes`/`superseded_by` links.
+- `drafts`: what a caller asks a write for, handed over whole: `Draft` (a new memory),
+  `Revision` (a change to one), `WriteOptions` (who writes, duplicates, secrets, guards).
 - `records`: the records the service returns (search hits, rows, reports, summaries).
 - `secrets`: secrets in text (kind and line), redaction, and the screen every write passes.
 - `clock`, `timespec`, `expiry`: the time; `since`/`until` as people write them; expiry dates

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.core import clock
+from memvault.core.drafts import Draft, WriteOptions
 from memvault.core.markdown import find_links
 from memvault.core.memory import Memory
 from memvault.core.records import SessionNotes
@@ -78,17 +79,10 @@ def save_session_notes(
     notes = notes.screened(secrets)
     local = clock.now().astimezone()
     title = f"Session {local.strftime('%Y-%m-%d %H:%M')}"
-    memory = vault.create(
-        title,
-        notes.body(),
-        ["session"],
-        SESSION_CATEGORY,
-        scope,
-        allow_duplicate=True,
-        secrets=secrets,
-        properties=notes.properties,
-        agent=agent,
+    draft = Draft(
+        title, notes.body(), ["session"], SESSION_CATEGORY, scope, properties=notes.properties
     )
+    memory = vault.create(draft, WriteOptions(agent, allow_duplicate=True, secrets=secrets))
     body = memory.body
     linked: list[Memory] = []
     unresolved: list[str] = []

@@ -5,11 +5,13 @@ files, links and index kept in step."""
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any, Literal
+from dataclasses import replace as replace_fields
+from typing import Any
 
 from memvault.core import clock
 from memvault.core.body_edits import BodyEdit, apply_edit, with_newline
 from memvault.core.document import Document
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.expiry import archive_folder, expiry_from
 from memvault.core.markdown import remove_related
 from memvault.core.memory import (
@@ -42,10 +44,6 @@ from memvault.service.new_paths import free_path, join, moved_path
 from memvault.service.parts import VaultParts
 from memvault.writes.writer import Rewrite, retrying
 
-# What write does when a memory of that title exists in that scope: refuse it as a duplicate,
-# or replace its content (key-value use).
-OnExists = Literal["refuse", "replace"]
-
 
 class MemoryWrites:
     """Every change to the memories of one vault. Every lookup for a write is exact (see
@@ -63,46 +61,34 @@ class MemoryWrites:
         self.limits = parts.limits
         self.policies = parts.policies
 
-    def create(
-        self,
-        title: str,
-        content: str,
-        tags: list[str] | None = None,
-        category: str | None = None,
-        scope: str | None = None,
-        expires_at: str | None = None,
-        ttl_days: float | None = None,
-        allow_duplicate: bool = False,
-        secrets: SecretPolicy = "refuse",
-        *,
-        properties: dict[str, Any] | None = None,
-        agent: str | None = None,
-        supersedes: str | None = None,
-    ) -> Memory:
+    def create(self, draft: Draft, options: WriteOptions = WriteOptions()) -> Memory:
         """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, its
-        `properties` as extra frontmatter keys, `agent` as who wrote it; `supersedes` names a
-        memory it replaces (marked superseded: writes/supersedes.py).
+        `properties` as extra frontmatter keys, the options' `agent` as who wrote it; a memory
+        it `supersedes` is marked superseded (writes/supersedes.py).
 
         A memory with the same title in the same scope, or near-identical content there, is
         refused (Duplicate, with the existing id) unless `allow_duplicate`. A secret in it is
         refused, or redacted under `secrets="redact"` (core/secrets.py).
         """
-        title = clean_title(screened(title, secrets, "the title"), self.limits)
-        content = check_content(screened(content, secrets, "the content"), self.limits)
-        tag_list = clean_tags(tags, self.limits)
-        folder = clean_category(category, self.limits)
+        secrets, agent = options.secrets, options.agent
+        title = clean_title(screened(draft.title, secrets, "the title"), self.limits)
+        content = check_content(screened(draft.content, secrets, "the content"), self.limits)
+        tag_list = clean_tags(list(draft.tags), self.limits)
+        folder = clean_category(draft.category, self.limits)
         refuse_reserved(folder)
-        scope = clean_scope(scope)
-        if expires_at is None and ttl_days is None:
+        scope = clean_scope(draft.scope)
+        ttl_days = draft.ttl_days
+        if draft.expires_at is None and ttl_days is None:
             ttl_days = self.policies.ttl_for(folder)
-        expires = expiry_from(expires_at, ttl_days)
-        given = {k: v for k, v in clean_properties(properties).items() if v is not None}
+        expires = expiry_from(draft.expires_at, ttl_days)
+        given = {k: v for k, v in clean_properties(draft.properties).items() if v is not None}
         extra = screened_fields(given, secrets)
         fields = {**new_fields(title, folder, scope, tag_list, expires, agent), **extra}
-        suspects = Suspects() if allow_duplicate else self._guard.suspects(title, content, scope)
+        checked = not options.allow_duplicate
+        suspects = self._guard.suspects(title, content, scope) if checked else Suspects()
         with self._lock.writing(agent):
-            old = None if supersedes is None else self._lookup.locate(supersedes)
-            if not allow_duplicate:
+            old = None if draft.supersedes is None else self._lookup.locate(draft.supersedes)
+            if checked:
                 self._guard.refuse(title, scope, old, suspects)
             if old is not None:
                 fields["supersedes"] = property_link(old)
@@ -111,65 +97,30 @@ class MemoryWrites:
                 self._succession.mark(old, memory)
             return memory
 
-    def write(
-        self,
-        title: str,
-        content: str,
-        tags: list[str] | None = None,
-        category: str | None = None,
-        scope: str | None = None,
-        expires_at: str | None = None,
-        ttl_days: float | None = None,
-        allow_duplicate: bool = False,
-        *,
-        on_exists: OnExists = "refuse",
-        expected_version: str | None = None,
-        properties: dict[str, Any] | None = None,
-        agent: str | None = None,
-        supersedes: str | None = None,
-        secrets: SecretPolicy = "refuse",
-    ) -> Saved:
+    def write(self, draft: Draft, options: WriteOptions = WriteOptions()) -> Saved:
         """write_mem: `create`, or with on_exists="replace" (key-value use: the title is the
-        key) give the memory titled `title` in `scope` this content, and the tags, category
-        and properties given (merged), creating it when there is none. `expected_version`
-        refuses the replace if that memory changed since (or is gone). A secret is refused, or
-        redacted under `secrets="redact"`."""
-        replace = _replacing(on_exists, expected_version)
+        key) give the memory titled like the draft in its scope the draft's content, tags,
+        category and properties (merged), creating it when there is none. `expected_version`
+        refuses the replace if that memory changed since (or is gone)."""
+        replace = _replacing(options)
         # A replace holds the vault lock from the title's lookup to the write; a new memory
         # takes it in `create`, after the duplicate guard's run of the model.
-        with self._lock.writing(agent) if replace else nullcontext():
-            key = clean_title(title, self.limits), clean_scope(scope)
+        with self._lock.writing(options.agent) if replace else nullcontext():
+            key = clean_title(draft.title, self.limits), clean_scope(draft.scope)
             path = self._guard.titled(*key) if replace else None
             if path is not None:
-                memory = self.update(
-                    path,
-                    edit=BodyEdit(content=content),
-                    tags=tags or None,
-                    category=category,
-                    expected_version=expected_version,
-                    properties=properties,
-                    agent=agent,
-                    supersedes=supersedes,
-                    secrets=secrets,
+                revision = Revision(
+                    edit=BodyEdit(content=draft.content),
+                    tags=draft.tags or None,
+                    category=draft.category,
+                    properties=draft.properties,
+                    supersedes=draft.supersedes,
                 )
-                return Saved(memory, replaced=True)
-            if expected_version is not None:
-                raise _no_longer_titled(*key, expected_version)
-            memory = self.create(
-                title,
-                content,
-                tags,
-                category,
-                scope,
-                expires_at,
-                ttl_days,
-                allow_duplicate or replace,
-                secrets,
-                properties=properties,
-                agent=agent,
-                supersedes=supersedes,
-            )
-            return Saved(memory, replaced=False)
+                return Saved(self.update(path, revision, options), replaced=True)
+            if options.expected_version is not None:
+                raise _no_longer_titled(*key, options.expected_version)
+            kept = replace_fields(options, allow_duplicate=options.allow_duplicate or replace)
+            return Saved(self.create(draft, kept), replaced=False)
 
     def _save_new(self, folder: str | None, stem: str, body: str, fields: dict[str, Any]) -> Memory:
         """Write a new file at the first free path for `stem` (another, if a program creates
@@ -185,44 +136,38 @@ class MemoryWrites:
     def update(
         self,
         identifier: str,
+        revision: Revision,
+        options: WriteOptions = WriteOptions(),
         *,
-        title: str | None = None,
-        edit: BodyEdit | None = None,
-        tags: list[str] | None = None,
-        category: str | None = None,
-        expected_updated_at: str | None = None,
-        expected_version: str | None = None,
-        allow_duplicate: bool = False,
-        secrets: SecretPolicy = "refuse",
-        properties: dict[str, Any] | None = None,
-        agent: str | None = None,
-        supersedes: str | None = None,
         archiving: bool = False,
     ) -> Memory:
-        """Change a memory; a new title renames its file and a new category moves it, and
-        every link to it follows. `properties` are merged into its frontmatter (None removes
-        one); `agent` is recorded as who changed it; `supersedes` names a memory this one
-        replaces. The id never changes (a hand-made note's derived id is written into its
+        """Change a memory as `revision` says; a new title renames its file and a new category
+        moves it, and every link to it follows. The options' `agent` is recorded as who
+        changed it. The id never changes (a hand-made note's derived id is written into its
         frontmatter). The edit applies to the file as it is when written: if it changed since
         it was read, it is read again and the edit applied again, unless a guard
         (`expected_version`, `expected_updated_at`) refuses it. A secret in the new text is
         refused, or redacted under `secrets="redact"`. Only upkeep's moves (`archiving`) may
         file a memory under archive/. An append is remembered: `check` reports it if an
         editor's later save loses it."""
+        secrets = options.secrets
         change = Change(
-            title=None if title is None else screened(title, secrets, "the title"),
-            edit=None if edit is None else screened_edit(edit, secrets),
-            tags=tags,
-            category=category,
-            properties=screened_fields(clean_properties(properties), secrets),
-            expected_version=expected_version,
-            expected_updated_at=expected_updated_at,
-            allow_duplicate=allow_duplicate,
+            title=None
+            if revision.title is None
+            else screened(revision.title, secrets, "the title"),
+            edit=None if revision.edit is None else screened_edit(revision.edit, secrets),
+            tags=None if revision.tags is None else list(revision.tags),
+            category=revision.category,
+            properties=screened_fields(clean_properties(revision.properties), secrets),
+            expected_version=options.expected_version,
+            expected_updated_at=options.expected_updated_at,
+            allow_duplicate=options.allow_duplicate,
             archiving=archiving,
         )
-        with self._lock.writing(agent):
+        with self._lock.writing(options.agent):
             path = self._lookup.locate(identifier)
-            old = None if supersedes is None else self._lookup.locate(supersedes)
+            named = revision.supersedes
+            old = None if named is None else self._lookup.locate(named)
             if old == path:
                 raise Invalid(f"{path} cannot supersede itself; name the older memory it replaces")
             change.supersedes = old
@@ -304,7 +249,9 @@ class MemoryWrites:
         if archived(memory.category or ""):
             return memory
         folder = archive_folder(memory.category)
-        return self.update(memory.id, category=folder, archiving=True, agent=agent)
+        return self.update(
+            memory.id, Revision(category=folder), WriteOptions(agent=agent), archiving=True
+        )
 
     def delete(self, identifier: str, *, agent: str | None = None) -> Deleted:
         """Delete a memory's file after taking every link to it out of other memories (each
@@ -366,12 +313,12 @@ class MemoryWrites:
             return self._lookup.read(kept_path)
 
 
-def _replacing(on_exists: OnExists, expected_version: str | None) -> bool:
+def _replacing(options: WriteOptions) -> bool:
     """Whether write_mem replaces a memory of that title (Invalid for a choice it has not)."""
-    if on_exists not in ("refuse", "replace"):
-        raise Invalid(f"on_exists must be refuse or replace, not {on_exists!r}")
-    replace = on_exists == "replace"
-    if expected_version is not None and not replace:
+    if options.on_exists not in ("refuse", "replace"):
+        raise Invalid(f"on_exists must be refuse or replace, not {options.on_exists!r}")
+    replace = options.on_exists == "replace"
+    if options.expected_version is not None and not replace:
         raise Invalid("expected_version guards a replace: pass on_exists=replace too")
     return replace
 

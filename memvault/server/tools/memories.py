@@ -10,6 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.secrets import SecretPolicy
 from memvault.presentation.lines import ReadFormat, links_removed
 from memvault.presentation.output import Edited, MemoryOut, Removed, Verified, Written, as_json
@@ -99,22 +100,21 @@ class MemoryTools(ToolGroup):
         supersedes: str | None = None,
     ) -> Annotated[CallToolResult, Written]:
         with tool_errors():
-            saved = self.vault.write(
+            draft = Draft(
                 title,
                 content,
                 tags,
                 category,
-                self.scope if scope is None else scope,
-                expires_at,
-                ttl_days,
-                allow_duplicate,
-                on_exists=on_exists,
-                expected_version=expected_version,
+                scope=self.scope if scope is None else scope,
+                expires_at=expires_at,
+                ttl_days=ttl_days,
                 properties=properties,
-                agent=self.writer(ctx),
                 supersedes=supersedes,
-                secrets=secrets,
             )
+            options = WriteOptions(
+                self.writer(ctx), allow_duplicate, secrets, expected_version, on_exists=on_exists
+            )
+            saved = self.vault.write(draft, options)
         memory = saved.memory
         done = "Replaced the content of" if saved.replaced else "Saved"
         return reply(
@@ -206,28 +206,30 @@ class MemoryTools(ToolGroup):
             prepend=prepend,
             append=append,
         )
-        if edit.empty and not _metadata_change(title, tags, category, properties, supersedes):
+        revision = Revision(
+            title=title,
+            edit=None if edit.empty else edit,
+            tags=tags,
+            category=category,
+            properties=properties,
+            supersedes=supersedes,
+        )
+        if revision.empty:
             raise ToolError(
                 "nothing to change: pass content, append, prepend, replace_section, "
                 "find/replace, title, tags, category, properties or supersedes"
             )
         if replace is not None and find is None:
             raise ToolError("replace needs find: the exact text to replace")
+        options = WriteOptions(
+            self.writer(ctx),
+            allow_duplicate,
+            secrets,
+            expected_version,
+            expected_updated_at=expected_updated_at,
+        )
         with tool_errors():
-            memory = self.vault.update(
-                id,
-                title=title,
-                edit=None if edit.empty else edit,
-                tags=tags,
-                category=category,
-                expected_updated_at=expected_updated_at,
-                expected_version=expected_version,
-                allow_duplicate=allow_duplicate,
-                secrets=secrets,
-                properties=properties,
-                agent=self.writer(ctx),
-                supersedes=supersedes,
-            )
+            memory = self.vault.update(id, revision, options)
         return reply(
             Edited.of(memory),
             f"Updated {memory.title!r} ({memory.path}) at {memory.updated_at}, "
@@ -263,17 +265,6 @@ class MemoryTools(ToolGroup):
         with tool_errors():
             memory = self.vault.verify(id, agent=self.writer(ctx))
         return reply(Verified.of(memory), f"Verified {memory.title!r} at {memory.last_reviewed}.")
-
-
-def _metadata_change(
-    title: str | None,
-    tags: list[str] | None,
-    category: str | None,
-    properties: Properties | None,
-    supersedes: str | None,
-) -> bool:
-    """Whether an edit_mem call asks for any change besides the body."""
-    return any(value is not None for value in (title, tags, category, properties, supersedes))
 
 
 def markdown_text(out: MemoryOut) -> str:

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from memvault.core.body_edits import BodyEdit
+from memvault.core.drafts import Revision, WriteOptions
 from memvault.core.memory import Memory, human_size
 from memvault.core.properties import properties_of, where_pairs
 from memvault.core.records import Filter, SearchHit, SearchMode
@@ -338,14 +339,9 @@ class WebApi:
             )
         refuse_marker_over_secret(head.memory, data.get("title"), content)
         try:
-            memory = self.vault.update(
-                identifier,
-                title=data.get("title") or None,
-                edit=BodyEdit(content=content),
-                tags=tags,
-                expected_version=version,
-                agent=person,
-            )
+            revision = Revision(data.get("title") or None, BodyEdit(content=content), tags)
+            options = WriteOptions(agent=person, expected_version=version)
+            memory = self.vault.update(identifier, revision, options)
         except Conflict as exc:
             if isinstance(exc, Duplicate):
                 raise
