@@ -25,7 +25,7 @@ from pathlib import Path
 from mcp import ClientSession
 
 from memvault.config import Settings
-from memvault.core.drafts import Draft, Revision
+from memvault.core.drafts import Draft
 from memvault.service.vault import VaultService
 
 from .mcp_helpers import MEMVAULT, server_env, stdio_session, text_of
@@ -113,7 +113,7 @@ async def race(vault: Path, seconds: float) -> Outcome:
     outcome.seconds = round(time.monotonic() - started, 1)
     outcome.editor_saved_again = len(edited["saved_again"])
     every = {"editor": edited["acknowledged"], "cli": cli}
-    every.update(((f"server{k}", labels) for k, labels in enumerate(servers)), Revision())
+    every.update((f"server{k}", labels) for k, labels in enumerate(servers))
     lines = set(note.read_text(encoding="utf-8").splitlines())
     for writer, labels in every.items():
         outcome.acknowledged[writer] = len(labels)

@@ -4,6 +4,7 @@ and `memvault ui`."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -169,7 +170,7 @@ def test_an_edit_of_a_changed_file_is_refused_with_the_file_as_it_is(
         mine = {"id": opened["id"], "version": opened["version"], "content": "Mine.\n"}
         answer = client.post("/api/save", json=mine, headers=writes_from(base))
         assert answer.status_code == 200 and "changed since version" in answer.json()["conflict"]
-        assert "linearly" in answer.json()["memory"]["body"]
+        assert "linearly" in answer.json()["memory"]["content"]
         assert note.read_text() == theirs
         mine["version"] = answer.json()["memory"]["version"]
         saved = client.post("/api/save", json=mine, headers=writes_from(base))
@@ -270,7 +271,7 @@ def test_no_answer_of_the_page_shows_a_detected_secret_unmasked(vault_dir: Path)
             assert answer.status_code == 200, answer.text
             assert SECRET not in answer.text and TOKEN_VALUE not in answer.text
         read = answers[2].json()["memory"]
-        assert "password = [redacted: password] from" in read["body"]
+        assert "password = [redacted: password] from" in read["content"]
         assert read["properties"]["deploy_token"] == "[redacted: GitHub token]"
         assert read["secrets"] == "password on line 1"
         assert read["id"] == "staging-db" and read["path"] == "notes/staging-database.md"
@@ -296,7 +297,7 @@ def test_a_save_keeping_the_redaction_marker_over_a_secret_is_refused(vault_dir:
     before = note.read_bytes()
     with serving(vault_dir) as base, signed_in(base) as client:
         opened = client.get("/api/memory", params={"id": "staging-db"}).json()["memory"]
-        typo_fixed = opened["body"].replace("bastion host", "bastion")
+        typo_fixed = opened["content"].replace("bastion host", "bastion")
         body = {"id": "staging-db", "version": opened["version"], "content": typo_fixed}
         refused = client.post("/api/save", json=body, headers=writes_from(base))
         assert refused.status_code == 400
@@ -363,6 +364,39 @@ def test_a_memory_shows_who_wrote_it_and_what_superseded_it(vault_dir: Path) -> 
     assert "supersedes" not in newer["memory"]["properties"]
     assert review["superseded"]["count"] == 1
     assert review["superseded"]["items"][0]["id"] == old.id
+
+
+def test_the_page_and_read_json_describe_a_memory_alike(vault_dir: Path) -> None:
+    """One description of a memory: every field the page shows that read_mem shows too has
+    the same value (properties and who wrote it included), as the CLI's --json prints it."""
+    vault = VaultService.open(Settings(vault=vault_dir))
+    vault.create(
+        Draft(
+            "Queue sizing",
+            "Keep the queue under 500.\n",
+            ["ops"],
+            "decision",
+            scope="shop",
+            expires_at="2099-01-01",
+            properties={"owner": "ana", "status": "open"},
+        ),
+        WriteOptions(agent="claude-code"),
+    )
+    vault.close()
+    done = subprocess.run(
+        [*MEMVAULT, "--vault", str(vault_dir), "read", "queue-sizing", "--json"],
+        capture_output=True,
+        text=True,
+        env=server_env(),
+        check=True,
+    )
+    read = json.loads(done.stdout)
+    with serving(vault_dir) as base, signed_in(base) as client:
+        page = client.get("/api/memory", params={"id": "queue-sizing"}).json()["memory"]
+    shared = sorted(set(read) & set(page))
+    assert {"content", "properties", "created_by", "scope", "version", "expires_at"} <= set(shared)
+    assert {key: page[key] for key in shared} == {key: read[key] for key in shared}
+    assert page["properties"] == {"owner": "ana", "status": "open"}
 
 
 def test_the_review_takes_the_stale_threshold_from_the_vaults_policies(vault_dir: Path) -> None:

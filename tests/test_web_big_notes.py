@@ -83,14 +83,14 @@ def test_a_big_note_is_searched_and_opened_without_reading_it_whole_and_its_cut_
             assert hit["snippet"].endswith("**zebrafinch**.")
 
             opened = measured("/api/memory", id="big-ledger")["memory"]
-            assert opened["body"].startswith("Ledger entry: the nightly batch")
-            assert len(opened["body"].encode()) <= SHOWN
+            assert opened["content"].startswith("Ledger entry: the nightly batch")
+            assert len(opened["content"].encode()) <= SHOWN
             assert "first 1 MiB" in opened["cut"]
 
             [node] = measured("/api/graph", id="big-ledger", depth="2")["nodes"]
             assert node["label"] == "Big ledger"
 
-            save = {"id": "big-ledger", "version": opened["version"], "content": opened["body"]}
+            save = {"id": "big-ledger", "version": opened["version"], "content": opened["content"]}
             refused = client.post("/api/save", json=save, headers=writes_from(base))
             assert refused.status_code == 400
             error = refused.json()["error"]

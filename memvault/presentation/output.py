@@ -11,7 +11,7 @@ Importing pydantic costs a command about 0.1 s, so the CLI imports this module o
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
@@ -161,8 +161,9 @@ def distinct_sources(rows: list[LinkRow], own_path: str) -> list[LinkRow]:
     return list(first.values())
 
 
-class MemoryOut(Output):
-    """A memory as `read_mem` returns it; the json format adds aliases and raw frontmatter."""
+class MemoryFields(Output):
+    """A memory as every face shows it: read_mem (and the CLI's --json, the export) adds its
+    links and how it was found; the web page adds what it masks and where it cuts."""
 
     id: str
     title: str
@@ -177,22 +178,41 @@ class MemoryOut(Output):
         description="Short hash of the file's content; pass it as edit_mem's "
         "expected_version to refuse an edit if the memory changed since"
     )
-    links: list[LinkEnd]
-    backlinks: list[LinkEnd]
     scope: str | None = None
     expires_at: str | None = None
-    age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
-    reviewed: str = Field(
-        description="When it was last verified: 'reviewed 3 days ago' or 'never reviewed'"
-    )
-    confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
-    matched_by: str = Field(description="exact, or name (a clear fuzzy match on its names)")
     properties: dict[str, Any] = Field(
         default_factory=dict,
         description="Frontmatter keys memvault does not own (Obsidian properties)",
     )
     created_by: str | None = Field(default=None, description="Who wrote it")
     updated_by: str | None = Field(default=None, description="Who changed it last")
+
+    @classmethod
+    def from_memory(cls, memory: Memory, content: str | None = None, **more: Any) -> Self:
+        """The memory's fields, its body as `content` unless another text is given (plain,
+        or the start of a big note), with `more` of a subclass's fields."""
+        return pick(
+            cls,
+            memory,
+            content=memory.body if content is None else content,
+            properties=properties_of(memory.metadata),
+            created_by=_text(memory.metadata.get("created_by")),
+            updated_by=_text(memory.metadata.get("updated_by")),
+            **more,
+        )
+
+
+class MemoryOut(MemoryFields):
+    """A memory as `read_mem` returns it; the json format adds aliases and raw frontmatter."""
+
+    links: list[LinkEnd]
+    backlinks: list[LinkEnd]
+    age: str = Field(description="How long ago it was last updated, e.g. '3 days ago'")
+    reviewed: str = Field(
+        description="When it was last verified: 'reviewed 3 days ago' or 'never reviewed'"
+    )
+    confidence: float = Field(description="1.0 when named exactly; less for a fuzzy match")
+    matched_by: str = Field(description="exact, or name (a clear fuzzy match on its names)")
     supersedes: list[LinkEnd] = Field(
         default_factory=list, description="The older memories this one replaced"
     )
@@ -218,15 +238,11 @@ class MemoryOut(Output):
         memory = found.memory
         full = fmt == "json"
         succession = succession or Succession()
-        return pick(
-            cls,
+        return cls.from_memory(
             memory,
-            properties=properties_of(memory.metadata),
-            created_by=_text(memory.metadata.get("created_by")),
-            updated_by=_text(memory.metadata.get("updated_by")),
+            plain_text(memory) if fmt == "plain" else None,
             supersedes=[LinkEnd.named(raw, m) for raw, m in succession.supersedes],
             superseded_by=[LinkEnd.named(raw, m) for raw, m in succession.superseded_by],
-            content=plain_text(memory) if fmt == "plain" else memory.body,
             links=[LinkEnd.target(row) for row in distinct_targets(outgoing)],
             backlinks=[LinkEnd.source(row) for row in distinct_sources(backlinks, memory.path)],
             age=clock.age(memory.updated_at),

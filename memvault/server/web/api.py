@@ -19,11 +19,11 @@ from starlette.routing import Route
 from memvault.core.body_edits import BodyEdit
 from memvault.core.drafts import Revision, WriteOptions
 from memvault.core.memory import Memory, human_size
-from memvault.core.properties import properties_of, where_pairs
+from memvault.core.properties import where_pairs
 from memvault.core.records import Filter, SearchHit, SearchMode
 from memvault.errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
 from memvault.features.review import graph, overview, review
-from memvault.presentation.output import LinkEnd
+from memvault.presentation.output import LinkEnd, MemoryFields
 from memvault.server.attribution import page_person
 from memvault.server.tools.common import one_line
 from memvault.server.web.secrets import (
@@ -76,21 +76,15 @@ def plain(value: Any) -> Any:
 
 
 def memory_json(memory: Memory, shown: int, cut: bool = False) -> dict[str, Any]:
-    """A memory with its category, its Obsidian properties, who wrote and changed it, which
-    secrets the page shows masked in it (None when it holds none), and its body within `shown`
-    characters: `cut` says so when the page has only the start of it (a hand-made note of any
-    size: read so, or cut here), and the page cannot save it then."""
-    data = dataclasses.asdict(memory)
-    data.pop("metadata")
-    body = memory.body[:shown]
+    """A memory as every face shows it (presentation's `MemoryFields`), its content within
+    `shown` characters, with any problem reading it, which secrets the page shows masked in
+    it (None when it holds none), and `cut`: why the page has only the start of it (a
+    hand-made note of any size: read so, or cut here); the page cannot save it then."""
+    content = memory.body[:shown]
     cut = cut or len(memory.body) > shown
-    data["body"] = body
-    data["category"] = memory.category
-    data["properties"] = properties_of(memory.metadata)
-    for key in ("created_by", "updated_by"):
-        value = memory.metadata.get(key)
-        data[key] = None if value in (None, "") else str(value)
-    data["secrets"] = secrets_shown_masked(memory, body)
+    data: dict[str, Any] = MemoryFields.from_memory(memory, content).model_dump(mode="json")
+    data["problem"] = memory.problem
+    data["secrets"] = secrets_shown_masked(memory, content)
     data["cut"] = (
         f"the page shows the first {human_size(shown)} of this note; read or edit the rest in "
         f"its file, {memory.path}"

@@ -227,7 +227,7 @@ function showMemory() {
     secrets,
     actions,
     el("div", { id: "link-form" }),
-    el("div", { class: "body" }, markdown(memory.body)),
+    el("div", { class: "body" }, markdown(memory.content)),
     facts,
     linkList("Links", outgoing, "target", true),
     linkList("Backlinks", backlinks, "source", false));
@@ -337,7 +337,7 @@ function startEdit() {
   const title = el("input", { id: "edit-title", value: memory.title, "aria-label": "Title" });
   const tags = el("input", { id: "edit-tags", value: memory.tags.join(", "), "aria-label": "Tags" });
   const text = el("textarea", { id: "editor", rows: "18", "aria-label": "Markdown" });
-  text.value = memory.body;
+  text.value = memory.content;
   text.addEventListener("keydown", (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === "s") {
       event.preventDefault();
@@ -389,7 +389,7 @@ function showConflict(theirs, message) {
   clear($("#conflict"), el("div", { class: "conflict", role: "alert" },
     el("p", {}, el("strong", {}, "Not saved: this memory changed since you began editing. "), message),
     el("p", {}, "Your text is still in the editor below. The file as it is now:"),
-    el("pre", { id: "theirs" }, theirs.body),
+    el("pre", { id: "theirs" }, theirs.content),
     el("p", { class: "actions" },
       button("Keep my text (save over the new version)", () => { state.editing.base = theirs.version; save(); }, { id: "keep-mine" }),
       button("Take theirs (discard my text)", () => { state.editing = null; showMemory(); }, { id: "take-theirs" }))));
