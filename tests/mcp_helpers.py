@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,14 @@ def server_env() -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_session(
-    vault: Path, client_name: str | None = None, *options: str
+    vault: Path, client_name: str | None = None, *options: str, serving: Sequence[str] = ()
 ) -> AsyncIterator[ClientSession]:
     """A ClientSession talking to `memvault serve` over stdio, as Claude Desktop runs it;
-    `client_name` is the clientInfo.name it sends, `options` global options of the server."""
+    `client_name` is the clientInfo.name it sends, `options` global options of the server,
+    `serving` options of `serve`."""
     params = StdioServerParameters(
         command=MEMVAULT[0],
-        args=[*MEMVAULT[1:], "--vault", str(vault), *options, "serve"],
+        args=[*MEMVAULT[1:], "--vault", str(vault), *options, "serve", *serving],
         env=server_env(),
     )
     info = Implementation(name=client_name, version="1") if client_name else None

@@ -18,12 +18,11 @@ def anyio_backend() -> str:
 
 
 async def test_every_tool_refuses_an_argument_it_does_not_take(vault_dir: Path) -> None:
-    """Generic: whatever tools the server has, each schema is closed and each call checked."""
+    """Generic: whatever tools the server has, each call is checked against its schema."""
     async with stdio_session(vault_dir) as session:
         tools = (await session.list_tools()).tools
         assert len(tools) >= 10
         for tool in tools:
-            assert tool.input_schema["additionalProperties"] is False, tool.name
             text = await tool_error(session, tool.name, {"zzz_unheard_of": 1})
             assert text.startswith(
                 f"Error executing tool {tool.name}: {tool.name} has no parameter"

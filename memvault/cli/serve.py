@@ -140,6 +140,22 @@ def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "(env MEMVAULT_SCOPE).",
 )
 @click.option(
+    "--tools",
+    "tools",
+    envvar="MEMVAULT_TOOLS",
+    default="all",
+    show_default=True,
+    help="The tools offered: all, core (write, read, edit, search, get_context), or tool "
+    "names separated by commas (env MEMVAULT_TOOLS).",
+)
+@click.option(
+    "--output-schemas",
+    is_flag=True,
+    envvar="MEMVAULT_OUTPUT_SCHEMAS",
+    help="List each tool's output schema too, for programs that type results from them "
+    "(a model needs none; they double the list's size).",
+)
+@click.option(
     "--processes",
     type=click.IntRange(1, 64),
     default=1,
@@ -158,6 +174,8 @@ def serve(
     token: str | None,
     log_level: str,
     scope: str | None,
+    tools: str,
+    output_schemas: bool,
     processes: int,
     header_timeout: float,
     body_timeout: float,
@@ -177,7 +195,17 @@ def serve(
     limits = (header_timeout, body_timeout, min_body_rate, idle_timeout, max_connections)
     listen = Listen(host, port, token, processes, limits) if transport == "http" else None
     with suppress(KeyboardInterrupt):  # Ctrl-C: a normal stop, exit 0
-        run_server(settings, listen, log_level, not no_watch, scope)
+        offer = Offer(tools, output_schemas)
+        run_server(settings, listen, log_level, not no_watch, scope, offer)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What tools/list holds: the tools (--tools: all, core or names) and whether their
+    output schemas (--output-schemas)."""
+
+    tools: str = "all"
+    output_schemas: bool = False
 
 
 @dataclass(frozen=True)
@@ -198,10 +226,12 @@ def run_server(
     log_level: str,
     watch: bool,
     scope: str | None = None,
+    offer: Offer | None = None,
 ) -> None:
     """Start the vault and serve it until stopped, over HTTP as `listen` says or else stdio
-    (`scope`: the tools' default scope). Over HTTP the port is taken first, so a busy one is
-    the only thing said, and then the server's copies are forked (server/http/listening.py)."""
+    (`scope`: the tools' default scope; `offer`: which tools, as --tools says).
+    Over HTTP the port is taken first, so a busy one is the only thing said, and then the
+    server's copies are forked (server/http/listening.py)."""
     # Ctrl-C while starting ends the process at once, as a crash would (every start repairs
     # that): unwinding through the worker pool below would end with a traceback.
     signal.signal(signal.SIGINT, quit_at_once)
@@ -212,7 +242,7 @@ def run_server(
     try:
         starting = VaultService.start(settings)
         from memvault.server.http.connections import HttpLimits
-        from memvault.server.mcp_server import LogLevel, build_server
+        from memvault.server.mcp_server import LogLevel, build_server, chosen_tools
         from memvault.server.transport import MCP_PATH, serve_http, serve_stdio
 
         vault, done = starting.finish()
@@ -226,7 +256,13 @@ def run_server(
         click.echo(f"memvault: {line}", err=True)
     with closing(vault), watching(vault, watch):
         server = build_server(
-            vault, cast(LogLevel, log_level), settings.context, scope or None, settings.agent
+            vault,
+            cast(LogLevel, log_level),
+            settings.context,
+            scope or None,
+            settings.agent,
+            chosen_tools(offer.tools if offer else "all"),
+            offer is not None and offer.output_schemas,
         )
         signal.signal(signal.SIGTERM, partial(stop, vault))
         if http is not None:

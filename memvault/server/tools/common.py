@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -16,23 +16,20 @@ from pydantic import BaseModel, ValidationError
 from memvault.errors import MemvaultError
 from memvault.server.attribution import agent_of
 from memvault.server.tools.arguments import unknown_arguments
+from memvault.server.tools.params import Names
+from memvault.server.tools.schemas import arguments, results
 from memvault.service.vault import VaultService
 
+# Each hint the spec's default does not give already (readOnlyHint false, idempotentHint false):
+# every session pays for them. destructiveHint true is the default too, but said outright.
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-DESTRUCTIVE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
-IDEMPOTENT = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
+WRITE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(destructive_hint=True, open_world_hint=False)
+IDEMPOTENT = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 log = logging.getLogger(__name__)
-CLOSED = {"additionalProperties": False}
 
 _SPEC = "_memvault_tool"
-# A scope or category parameter: one name or several (any of them).
-Names = str | list[str] | None
 Method = TypeVar("Method", bound=Callable[..., Any])
 
 
@@ -52,11 +49,21 @@ class Server(MCPServer[Any]):
     field (the SDK gives pydantic's text, with links to its docs); and a crash with its reason
     (the SDK says only "Error executing tool X"; the traceback goes to the log on stderr)."""
 
+    # Whether tools/list carries each tool's output schema (`serve --output-schemas`): a
+    # program that types results from it wants them; a model never reads them, and they
+    # would double what every session pays for the list.
+    output_schemas = False
+
     async def list_tools(self) -> list[Tool]:
-        """The tools, each input schema closed (`additionalProperties: false`): `call_tool`
-        refuses an argument the schema does not name."""
+        """The tools, their schemas compacted (tools/schemas.py); the output schemas only when
+        asked for. `call_tool` refuses an argument a tool's input schema does not name."""
         return [
-            tool.model_copy(update={"input_schema": {**tool.input_schema, **CLOSED}})
+            tool.model_copy(
+                update={
+                    "input_schema": arguments(tool.input_schema),
+                    "output_schema": (results(tool.output_schema) if self.output_schemas else None),
+                }
+            )
             for tool in await super().list_tools()
         ]
 
@@ -158,11 +165,15 @@ class ToolGroup:
         empty name or list names none: every scope for a read, global for a write)."""
         return self.scope if scope is None else scope
 
-    def register(self, mcp: MCPServer) -> None:
-        """Add this group's marked methods to `mcp` as tools."""
-        for name, member in vars(type(self)).items():
-            spec = getattr(member, _SPEC, None)
-            if isinstance(spec, ToolSpec):
+    @classmethod
+    def tool_names(cls) -> list[str]:
+        """The names of this group's tools, in order."""
+        return [spec.name for _name, spec in cls._specs()]
+
+    def register(self, mcp: MCPServer, offered: Collection[str]) -> None:
+        """Add this group's marked methods that `offered` names to `mcp` as tools."""
+        for name, spec in self._specs():
+            if spec.name in offered:
                 mcp.add_tool(
                     getattr(self, name),
                     name=spec.name,
@@ -170,3 +181,11 @@ class ToolGroup:
                     description=spec.description,
                     annotations=spec.annotations,
                 )
+
+    @classmethod
+    def _specs(cls) -> Iterator[tuple[str, ToolSpec]]:
+        """Each marked method's attribute name and how it is published."""
+        for name, member in vars(cls).items():
+            spec = getattr(member, _SPEC, None)
+            if isinstance(spec, ToolSpec):
+                yield name, spec

@@ -14,12 +14,10 @@ from memvault.core.secrets import SecretPolicy
 from memvault.features.briefing import build_briefing
 from memvault.features.session_notes import SessionFields, save_session_notes
 from memvault.presentation.output import ContextOut, DateOut, SessionOut
-from memvault.server.tools.common import READ, WRITE, Names, ToolGroup, reply, tool, tool_errors
+from memvault.server.tools.common import READ, WRITE, ToolGroup, reply, tool, tool_errors
+from memvault.server.tools.params import Names, Properties
 from memvault.service.vault import VaultService
 from memvault.words import memories
-
-# A free property's value, as Obsidian keeps one: text, a number, a checkbox, or a list.
-PropertyValue = str | int | float | bool | list[str | int | float | bool]
 
 
 class ContextTools(ToolGroup):
@@ -39,15 +37,12 @@ class ContextTools(ToolGroup):
         "get_context",
         "Session briefing",
         READ,
-        "Call at the start of a session: a compact briefing of what to know — gotchas, "
-        "memories of this scope (or scopes: a list, e.g. the project's and shared), what "
-        "changed in the last recent_days (7 unless the server says otherwise), and memories "
-        "not reviewed for a long time — each with its age and id, within max_tokens. "
-        'Example: get_context(scope=["shop", "shared"], max_tokens=1500, recent_days=3)',
+        "Call first in a session: gotchas, this scope's memories, recent changes and memories "
+        "due for review, within max_tokens.",
     )
     def get_context(
         self,
-        scope: Names = None,
+        scope: Annotated[Names, Field(description="e.g. [project, shared]")] = None,
         max_tokens: Annotated[int, Field(ge=100, le=50_000)] = 2000,
         recent_days: Annotated[float, Field(gt=0, le=36_500)] | None = None,
     ) -> Annotated[CallToolResult, ContextOut]:
@@ -62,25 +57,19 @@ class ContextTools(ToolGroup):
         "save_session_notes",
         "Save session notes",
         WRITE,
-        "At the end of a session, save what happened: a summary (its first sentence shows "
-        "in later briefings), and optionally highlights, decisions, next_steps and "
-        "open_questions (lists), and properties: free fields such as flow or tone, kept as "
-        "frontmatter keys. Name the memories involved as [[wikilinks]] or ids and the notes "
-        'get linked with them both ways. A secret in them is refused (secrets="redact" '
-        "stores it as [redacted: KIND]). "
-        'Example: save_session_notes(summary="Fixed the flaky deploy; see '
-        '[[deploy-order]]", next_steps=["Add a canary"], properties={"flow": "focused"})',
+        "At a session's end, save what happened; memories named in it as [[links]] or ids "
+        "are linked with the notes both ways.",
     )
     def save_session_notes_tool(
         self,
         ctx: Context[Any, Any],
-        summary: str,
+        summary: Annotated[str, Field(description="first sentence shows in briefings")],
         highlights: list[str] | None = None,
         next_steps: list[str] | None = None,
         decisions: list[str] | None = None,
         scope: str | None = None,
         open_questions: list[str] | None = None,
-        properties: dict[str, PropertyValue] | None = None,
+        properties: Properties | None = None,
         secrets: SecretPolicy = "refuse",
     ) -> Annotated[CallToolResult, SessionOut]:
         fields = SessionFields(
@@ -110,9 +99,7 @@ class ContextTools(ToolGroup):
         "get_current_date",
         "Current date",
         READ,
-        "Today's date and time on this machine, with the timezone and UTC offset. format: "
-        "iso (default), locale, timestamp (Unix seconds) or date_only. "
-        'Example: get_current_date(format="date_only")',
+        "Today's date and time here, with the timezone.",
     )
     def get_current_date(
         self, format: Literal["iso", "locale", "timestamp", "date_only"] = "iso"

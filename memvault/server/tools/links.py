@@ -19,9 +19,7 @@ class LinkTools(ToolGroup):
         "link_mem",
         "Link two memories",
         IDEMPOTENT,
-        "Link two related memories both ways: each lists the other under ## Related. "
-        "Linking twice changes nothing. link_text is the text shown in the source. "
-        'Example: link_mem(source_id="payment-retries", target_id="stripe-webhooks")',
+        "Link two related memories both ways, under ## Related.",
     )
     def link_mem(
         self,
@@ -40,8 +38,7 @@ class LinkTools(ToolGroup):
         "unlink_mem",
         "Unlink two memories",
         IDEMPOTENT,
-        "Remove the ## Related links between two memories, both ways (links in the prose "
-        'stay). Example: unlink_mem(source_id="payment-retries", target_id="old-policy")',
+        "Remove the ## Related links between two memories, both ways.",
     )
     def unlink_mem(
         self, ctx: Context[Any, Any], source_id: str, target_id: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from memvault.core.body_edits import BodyEdit
-from memvault.core.drafts import Draft, Revision, WriteOptions
+from memvault.core.drafts import Draft, OnExists, Revision, WriteOptions
 from memvault.core.secrets import SecretPolicy
 from memvault.presentation.lines import ReadFormat, links_removed
 from memvault.presentation.output import Edited, MemoryOut, Removed, Verified, Written, as_json
@@ -24,35 +24,11 @@ from memvault.server.tools.common import (
     tool,
     tool_errors,
 )
-
-CATEGORY_GUIDE = (
-    "gotcha (a trap to avoid; surfaced at every session start), pattern (a way of doing "
-    "things that works), schema (data shapes, tables, APIs), account-info (accounts, "
-    "endpoints, who owns what; never secrets), error-resolution (an error and its fix), "
-    "performance (measurements, limits), decision (what was decided and why), preference "
-    "(how the user likes things done), session (session notes)"
-)
-
-SECRETS_GUIDE = (
-    "Text holding a secret (a private key, a cloud access key, an API token, a JWT, a "
-    "password) is refused, naming its kind and line: save where the secret lives instead; "
-    'secrets="redact" stores it with each secret replaced by [redacted: KIND]. '
-)
-
-
-# A property's value: text, a number, true/false (a checkbox), a date as YYYY-MM-DD text, a list
-# of those, or null (edit_mem: remove the property).
-Scalar = str | int | float | bool
-Properties = dict[str, Scalar | list[Scalar] | None]
-PROPERTIES_GUIDE = (
-    "properties: extra fields kept as Obsidian properties in the file's frontmatter, e.g. "
-    '{"repository": "shop", "files_modified": ["deploy.ts"], "outcome": "success", '
-    '"difficulty": 3} (text, number, true/false, YYYY-MM-DD date, or a list of those). '
-)
+from memvault.server.tools.params import Properties
 
 
 class Section(BaseModel):
-    """A heading in the memory and the text to put under it (the heading line is kept)."""
+    """Text to put under a heading."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -67,20 +43,8 @@ class MemoryTools(ToolGroup):
         "write_mem",
         "Write a memory",
         WRITE,
-        "Save a new memory: one durable fact, decision, gotcha, fix or preference per "
-        "memory, with a specific title. category: " + CATEGORY_GUIDE + " (others allowed). "
-        "scope: the project, account or fleet it belongs to (omit for a global memory, or the "
-        "server's default scope when it has one; an empty scope then for global). "
-        "expires_at (ISO date) or ttl_days for something true only for a while; it then "
-        "moves to archive/. " + PROPERTIES_GUIDE + "A memory with the same title in the "
-        "same scope, or near-identical content, is refused with the existing id (edit that one "
-        "instead, or allow_duplicate=true); on_exists=replace instead sets that memory's "
-        "content (key-value use: the title is the key; expected_version guards it). "
-        "supersedes: the id of an older memory this one replaces; it is marked superseded and "
-        "leaves searches and the briefing. The memory records who wrote it (created_by). "
-        + SECRETS_GUIDE
-        + 'Example: write_mem(title="Payment retries: 3 with backoff", content="We retry ...", '
-        'tags=["payments"], category="decision", scope="shop")',
+        "Save one durable fact, decision, gotcha, fix or preference as a new memory with a "
+        "specific title. A repeat in its scope is refused with the existing memory's id.",
     )
     def write_mem(
         self,
@@ -88,14 +52,16 @@ class MemoryTools(ToolGroup):
         title: str,
         content: str,
         tags: list[str] = [],  # noqa: B006 - the public default; pydantic copies it per call
-        category: str | None = None,
+        category: Annotated[str | None, Field(description="decision, gotcha, pattern, ...")] = None,
         scope: str | None = None,
         expires_at: str | None = None,
         ttl_days: Annotated[float, Field(gt=0)] | None = None,
         allow_duplicate: bool = False,
         secrets: SecretPolicy = "refuse",
         properties: Properties | None = None,
-        on_exists: Literal["refuse", "replace"] = "refuse",
+        on_exists: Annotated[
+            OnExists, Field(description="replace: overwrite it (key-value)")
+        ] = "refuse",
         expected_version: str | None = None,
         supersedes: str | None = None,
     ) -> Annotated[CallToolResult, Written]:
@@ -126,16 +92,13 @@ class MemoryTools(ToolGroup):
         "read_mem",
         "Read a memory",
         READ,
-        "Read one memory by id, path, slug, title or alias. An inexact name (a typo, other "
-        "word order, a missing word) returns the memory whose name it clearly means, with "
-        "confidence 0.6 to 0.95; otherwise it fails with the candidate names and their "
-        "scores. It never matches a memory's text: find by content with search_mem. Prefix "
-        "category: to look in one category "
-        "(gotcha:deploy). format: markdown (default), plain (no markdown syntax) or json "
-        '(every field, with raw frontmatter). Example: read_mem(identifier="payment-retries")',
+        "Read a memory by id, path, slug, title or alias; a name with a typo finds the one it "
+        "clearly means. To find by content, use search_mem.",
     )
     def read_mem(
-        self, identifier: str, format: ReadFormat = "markdown"
+        self,
+        identifier: Annotated[str, Field(description="category:name looks in one category")],
+        format: ReadFormat = "markdown",
     ) -> Annotated[CallToolResult, MemoryOut]:
         with tool_errors():
             found = self.vault.recall(identifier)
@@ -163,31 +126,21 @@ class MemoryTools(ToolGroup):
         "edit_mem",
         "Edit a memory",
         DESTRUCTIVE,
-        "Change a memory named exactly by id (or path, slug, title, alias). Prefer the "
-        "token-saving operations: append (added before ## Related), prepend, replace_section "
-        "{heading, content}, or find + replace (find must occur once, or expected_count "
-        "times). content replaces the whole body; a new title renames the file and every "
-        "link to it; category moves it. expected_version (the version read_mem, search_mem "
-        "or list_mem gave) refuses the edit if the memory changed since; expected_updated_at "
-        "does the same by time. A title another memory of its scope has is refused "
-        "(allow_duplicate=true keeps both). properties are merged into the memory's (null "
-        "removes one). supersedes: the id of an older memory this one replaces (marked "
-        "superseded). "
-        + SECRETS_GUIDE
-        + 'Example: edit_mem(id="payment-retries", append="- 2024-05: raised to 5 retries")',
+        "Change a memory: append, prepend, replace_section or find/replace (cheapest), or a "
+        "new content, title (renames; links follow), tags, category (moves) or properties.",
     )
     def edit_mem(
         self,
         ctx: Context[Any, Any],
         id: str,
         title: str | None = None,
-        content: str | None = None,
+        content: Annotated[str | None, Field(description="a whole new body")] = None,
         tags: list[str] | None = None,
         category: str | None = None,
-        append: str | None = None,
+        append: Annotated[str | None, Field(description="added before ## Related")] = None,
         prepend: str | None = None,
         replace_section: Section | None = None,
-        find: str | None = None,
+        find: Annotated[str | None, Field(description="exact text, found once")] = None,
         replace: str | None = None,
         expected_count: int | None = None,
         expected_updated_at: str | None = None,
@@ -240,9 +193,7 @@ class MemoryTools(ToolGroup):
         "delete_mem",
         "Delete a memory",
         DESTRUCTIVE,
-        "Delete a memory named exactly by id (or path, slug, title, alias) and remove every "
-        "link to it from other memories. Only when the user asks, or the memory is wrong. "
-        'Example: delete_mem(id="550e8400-e29b-41d4-a716-446655440000")',
+        "Delete a memory and every link to it. Only when the user asks or it is wrong.",
     )
     def delete_mem(self, ctx: Context[Any, Any], id: str) -> Annotated[CallToolResult, Removed]:
         with tool_errors():
@@ -257,9 +208,7 @@ class MemoryTools(ToolGroup):
         "verify_mem",
         "Mark a memory as still true",
         IDEMPOTENT,
-        "Record that you checked a memory and it is still true (sets last_reviewed to "
-        "now). Use it on memories the briefing flags as not reviewed for a long time, "
-        'after confirming them. Example: verify_mem(id="deploy-order")',
+        "Record that a memory was checked and is still true (sets last_reviewed).",
     )
     def verify_mem(self, ctx: Context[Any, Any], id: str) -> Annotated[CallToolResult, Verified]:
         with tool_errors():

@@ -9,10 +9,16 @@ from memvault.config import ContextSettings
 from memvault.core import clock
 from memvault.core.secrets import redacted
 from memvault.features.briefing import build_briefing, reviewed, stale_memories
-from memvault.server.tools.memories import CATEGORY_GUIDE
 from memvault.service.vault import VaultService
 
 REVIEW_LIMIT = 20
+CATEGORY_GUIDE = (
+    "gotcha (a trap to avoid; surfaced at every session start), pattern (a way of doing "
+    "things that works), schema (data shapes, tables, APIs), account-info (accounts, "
+    "endpoints, who owns what; never secrets), error-resolution (an error and its fix), "
+    "performance (measurements, limits), decision (what was decided and why), preference "
+    "(how the user likes things done), session (session notes)"
+)
 
 
 class Prompts:

@@ -19,20 +19,11 @@ from memvault.presentation.lines import (
     stats_text,
 )
 from memvault.presentation.output import ExportOut, ListOut, SearchOut, SimilarOut, StatsOut
-from memvault.server.tools.common import READ, Names, ToolGroup, reply, tool, tool_errors
-
-WHEN = (
-    "since/until: an ISO date or datetime, or 7d, 2w, 3 months, yesterday, last week, this "
-    "month... (on the updated time; time_field=created for the created time). "
-)
-
-# A where filter: property name -> the value it must have (a list property: must contain).
-Where = dict[str, str | int | float | bool]
-WHERE_GUIDE = (
-    "where: properties that must equal the values given, e.g. "
-    '{"repository": "shop", "outcome": "success"} (a list property matches when it holds '
-    "the value; created_by / updated_by name who wrote it). Superseded memories are left "
-    "out unless include_superseded=true. "
+from memvault.server.tools.common import READ, ToolGroup, reply, tool, tool_errors
+from memvault.server.tools.params import (
+    Mode,
+    Names,
+    Where,
 )
 
 
@@ -43,21 +34,8 @@ class SearchTools(ToolGroup):
         "search_mem",
         "Search memories",
         READ,
-        "Search every memory by its words and its meaning, best first: mode hybrid (the "
-        "default once the vault's notes are embedded; `mode` in the result says which ran), "
-        "keyword (words only: names, exact terms) or semantic (meaning only). Ask in plain "
-        'words; also supports "exact phrase", prefix*, -excluded and OR. Filter by category '
-        "(one or a list: any), tags (all must match); scope (one or a list) gives those "
-        "scopes' memories plus global ones (only_scope: just the scopes'). "
-        + WHEN
-        + "Archived and expired memories are left out unless archived=true. Each hit has a "
-        "relevance 0..1 (share of the query's words it holds, or its similarity in meaning); "
-        "min_relevance drops weaker hits. prefer_recent breaks near-ties toward newer "
-        "memories. Page with offset; has_more says when more follow. Search before answering "
-        "about earlier work or decisions. "
-        + WHERE_GUIDE
-        + 'Example: search_mem(query="payment retry policy", category=["decision", "gotcha"], '
-        'since="3 months")',
+        "Search memories by words and meaning, best first; search before answering about "
+        'earlier work. Plain words, or "a phrase", prefix*, -word, OR.',
     )
     def search_mem(
         self,
@@ -74,7 +52,7 @@ class SearchTools(ToolGroup):
         time_field: TimeField = "updated",
         min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.0,
         prefer_recent: bool = False,
-        mode: Literal["hybrid", "keyword", "semantic"] | None = None,
+        mode: Mode | None = None,
         where: Where | None = None,
         include_superseded: bool = False,
     ) -> Annotated[CallToolResult, SearchOut]:
@@ -95,12 +73,8 @@ class SearchTools(ToolGroup):
         "similar_mem",
         "Find related memories",
         READ,
-        "The memories most like one (by id, path or title), best first, never itself: by "
-        "meaning once the vault's notes are embedded, else by its distinctive words (`by` says "
-        "which). Each hit's relevance is its similarity 0..1. Filter by category or scope as "
-        "search_mem; archived and superseded memories are left out. Use it to find related "
-        "work before starting on something, or to link a new memory to its neighbours. "
-        'Example: similar_mem(id="payment-retries", limit=5)',
+        "The memories most like one, by meaning (else by words), best first: related work, "
+        "or the links for a new memory.",
     )
     def similar_mem(
         self,
@@ -118,14 +92,7 @@ class SearchTools(ToolGroup):
         "list_mem",
         "List memories",
         READ,
-        "List memories without a query, newest first (sort: updated, created, title, or "
-        "usage: most used first), optionally in a category (or any of a list), with all of "
-        "the given tags, or in a scope or scopes (plus global ones unless only_scope); "
-        + WHEN
-        + "archived=true lists the archive instead. "
-        + WHERE_GUIDE
-        + "Page with limit/offset. "
-        'Example: list_mem(category="gotcha", since="last week", limit=20)',
+        "List memories without a query, newest first, with search_mem's filters.",
     )
     def list_mem(
         self,
@@ -156,11 +123,7 @@ class SearchTools(ToolGroup):
         "export_mem",
         "Export memories",
         READ,
-        "Export memories with their metadata, links and usage as JSON, optionally only "
-        "categories, tags or scopes (archived ones too with include_archived); "
-        + WHEN
-        + "For backups or moving memories elsewhere. "
-        'Example: export_mem(scope="shop", since="this month")',
+        "Export memories with their metadata, links and usage as JSON, for a backup or a move.",
     )
     def export_mem(
         self,
@@ -191,10 +154,8 @@ class SearchTools(ToolGroup):
         "get_stats",
         "Vault statistics",
         READ,
-        "How many memories the vault holds and how big it is: counts and bytes by category "
-        "and scope, counts by tag, the memories never used (read, found or briefed), and "
-        "whether search by meaning is on (or why not) and how many memories wait to be "
-        "embedded. Example: get_stats()",
+        "Counts and sizes by category, scope and tag, memories never used, and whether search "
+        "by meaning is ready.",
     )
     def get_stats(self) -> Annotated[CallToolResult, StatsOut]:
         with tool_errors():
