@@ -186,7 +186,11 @@ def test_the_briefing_fits_its_budget_and_says_how_old_things_are(
     assert briefing.tokens <= 400
     assert briefing.items[0].title == "Never force-push main"
     assert briefing.items[0].section == "Always (gotcha)"
-    assert "just now" in briefing.text and "id " in briefing.text
+    # Each item names its memory as read_mem takes it (its path, category first) and its age.
+    assert "- Never force-push main (gotcha/never-force-push-main, just now): it breaks" in (
+        briefing.text
+    )
+    assert all(len(item.line) <= 160 for item in briefing.items)
     big = build_briefing(vault, max_tokens=20_000, settings=ContextSettings(stale_days=365))
     assert [i.title for i in big.items if i.stale] == ["Ancient schema"]
     assert len(big.items) == 32

@@ -90,7 +90,10 @@ async def test_get_context_takes_scopes_and_a_recent_window(vault_dir: Path) -> 
         assert "## Scope: shop" in briefing and "## Scope: shared" in briefing
         assert "Blog deploy" not in briefing
         recent = await call(session, "get_context", recent_days=3)
-        assert "Changed in the last 3 days\n- **Shared rule**" in recent["briefing"]
+        assert (
+            "Changed in the last 3 days\n- Shared rule (shared, shared, 1 day ago)"
+            in recent["briefing"]
+        )
         assert "Shop deploy" not in recent["briefing"]
         week = (await call(session, "get_context"))["briefing"]
         assert "Changed in the last 7 days" in week and "Shop deploy" in week

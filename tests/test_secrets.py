@@ -188,7 +188,7 @@ def test_the_briefing_never_prints_a_secret_a_file_holds(vault_dir: Path) -> Non
     text = briefing.text
     assert "Bot key [redacted: OpenAI API key]" in [item.title for item in briefing.items]
     assert not any(OPENAI_KEY in item.line for item in briefing.items)
-    assert "**deploy**" in text and "**ci**" in text
+    assert "- deploy (gotcha/deploy, " in text and "- ci (ops/ci, " in text
     assert PASSWORD not in text and GITHUB_TOKEN not in text
     assert "[redacted: password]" in text and "[redacted: GitHub token]" in text
 

@@ -111,7 +111,7 @@ def test_cli_counts_and_times_read_as_a_person_says_them(vault_dir: Path) -> Non
     write_file(vault_dir, "retries.md", "# Payment retries\n\nRetries back off.\n")
     _, out, err = run(vault_dir, "list")
     assert err == "1 memory.\n"
-    assert "updated just now, never reviewed, never used)" in out
+    assert out == "Payment retries (retries, just now, never used)\n"
     assert "reviewed unknown" not in out and "0x" not in out
     assert run(vault_dir, "search", "retries")[2] == "1 memory matches 'retries'.\n"
     run(vault_dir, "write", "--title", "Retry budget", "Retries cost money.")

@@ -282,6 +282,24 @@ def to_plain(body: str) -> str:
     return text
 
 
+# A snippet cut inside a link: its hidden start (`target|` before `]]`, `](url)` after the
+# text), or its open end (`[[target` or `[[target|text` with no `]]`).
+_CUT_LINK_START = re.compile(r"^(…?)[^\[\]\n]*?\|([^\[\]\n]*)\]\]")
+_CUT_LINK_END = re.compile(r"!?\[\[(?:[^\]\n|]*\|)?([^\]\n]*)$")
+_CUT_URL = re.compile(r"\]\([^)\s]*\)?")
+_MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+
+
+def plain_snippet(snippet: str) -> str:
+    """A search snippet (an excerpt of a body, maybe cut inside a link or emphasis) as plain
+    text on one line: markdown syntax gone, a link shown as a reader sees it, so a highlight
+    mark inside a link's hidden target goes with it."""
+    text = _MARKDOWN_LINK.sub(r"\1", _CUT_LINK_START.sub(r"\1\2", snippet))
+    text = _CUT_LINK_END.sub(r"\1", to_plain(text))
+    text = _CUT_URL.sub("", text).replace("[[", "").replace("]]", "")
+    return " ".join(text.split())
+
+
 def safe_link_text(text: str) -> str:
     """Text that can stand after a wikilink's `|`: no pipe, bracket or line break."""
     return text.replace("|", "-").replace("[", "(").replace("]", ")").replace("\n", " ")

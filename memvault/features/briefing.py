@@ -17,7 +17,7 @@ from memvault.core.markdown import first_line
 from memvault.core.records import Briefing, BriefingItem, Filter, NoteRow
 from memvault.core.secrets import redacted
 from memvault.errors import MemvaultError
-from memvault.presentation.lines import by
+from memvault.presentation.lines import LINE, cut_line, line_head
 from memvault.service.vault import VaultService
 
 CHARS_PER_TOKEN = 4
@@ -117,9 +117,9 @@ def _item(
     stale = _stale(row, settings)
     first = _first_line(vault, row.path)
     flag = f" [not reviewed {clock.age(reviewed(row))}]" if stale else ""
-    where = f"{row.category}, " if row.category else ""
     title = redacted(row.title)
-    line = redacted(f"**{title}** ({where}{row.age}{by(row)}, id {row.id}){flag}: {first}")
+    head = f"{line_head(title, row.path, row.scope, row.age)}){flag}"
+    line = redacted(cut_line(f"{head}: {first}" if first else head, LINE))
     return BriefingItem(row.id, title, row.path, row.category, section, row.age, stale, line)
 
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memvault.core.markdown import plain_snippet
 from memvault.core.memory import ARCHIVE, category_spellings
 from memvault.core.records import Filter
 from memvault.index.rows import SECTION_BITS, section_rowids
@@ -332,8 +333,11 @@ def filter_sql(filter: Filter, now: str) -> Statement:
 
 
 def snippet_text(body: str | None, title: str | None) -> str:
-    """The body's snippet, or the title's when only the title has the query's words."""
+    """The body's snippet, or the title's when only the title has the query's words, in
+    plain text (core/markdown.py's `plain_snippet`), the query's words between `**` (words
+    side by side marked as one)."""
     chosen = body or ""
     if OPEN not in chosen and OPEN in (title or ""):
         chosen = title or ""
-    return display_text(chosen.replace(OPEN, "**").replace(CLOSE, "**"))
+    plain = plain_snippet(display_text(chosen))
+    return plain.replace(f"{CLOSE} {OPEN}", " ").replace(OPEN, "**").replace(CLOSE, "**")

@@ -55,12 +55,6 @@ def plain_text(memory: Memory) -> str:
     return f"{memory.title}\n\n{to_plain(memory.body).strip()}\n"
 
 
-def by(row: NoteRow | SearchHit) -> str:
-    """Who last wrote a memory, as its line shows it (` by NAME`), if the file says."""
-    name = row.updated_by or row.created_by
-    return f" by {name}" if name else ""
-
-
 def reviewed(stamp: str | None) -> str:
     """When a memory was last reviewed, as a person says it: "reviewed 3 days ago", or
     "never reviewed"."""
@@ -79,21 +73,43 @@ def links_removed(changed: list[str]) -> str:
     return f"links to it removed from {memories(len(changed))}"
 
 
+# The longest line a hit or a listed memory takes (title, name, scope, age, then the snippet),
+# and the longest title it shows.
+LINE = 160
+TITLE = 60
+
+
 def hit_line(hit: SearchHit) -> str:
-    """A search hit on one line (search_mem's text, `memvault search`)."""
-    return (
-        f"{hit.title} (id {hit.id}, {hit.path}, updated {hit.age}{by(hit)}, "
-        f"{reviewed(hit.last_reviewed)}, relevance {hit.relevance:.2f})"
-        + (f": {' '.join(hit.snippet.split())}" if hit.snippet.strip() else "")
-    )
+    """A search hit in one line of at most LINE characters (search_mem's text, `memvault
+    search`): its title, the name read_mem takes (its path, category first), its scope, age
+    and relevance, then as much of its snippet as fits, in plain text."""
+    head = f"{line_head(hit.title, hit.path, hit.scope, hit.age)}, relevance {hit.relevance:.2f})"
+    snippet = " ".join(hit.snippet.split())
+    return head if not snippet else cut_line(f"{head}: {snippet}", LINE)
 
 
 def note_line(row: NoteRow) -> str:
-    """A listed memory on one line (list_mem's text, `memvault list`)."""
-    return (
-        f"{row.title} (id {row.id}, {row.path}, updated {row.age}{by(row)}, "
-        f"{reviewed(row.last_reviewed)}, {used(row.access_count)})"
+    """A listed memory in one line (list_mem's text, `memvault list`), shaped as a hit's:
+    title, name, scope, age, and how often it was used."""
+    return cut_line(
+        f"{line_head(row.title, row.path, row.scope, row.age)}, {used(row.access_count)})", LINE
     )
+
+
+def line_head(title: str, path: str, scope: str | None, age: str) -> str:
+    """A line's start: the title (cut at TITLE), then, in brackets, its name, scope and age."""
+    name = path[:-3] if path.lower().endswith(".md") else path
+    where = f"{name}, {scope}" if scope else name
+    return f"{cut_line(title, TITLE)} ({where}, {age}"
+
+
+def cut_line(text: str, width: int) -> str:
+    """`text` within `width` characters, cut at a word with an ellipsis when longer."""
+    if len(text) <= width:
+        return text
+    kept = text[: width - 1]
+    space = kept.rfind(" ")
+    return (kept[:space] if space > width // 2 else kept).rstrip(" ,;:") + "…"
 
 
 def _showing(shown: int, total: int, offset: int) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from memvault import workers
 from memvault.core.document import split_document
+from memvault.core.markdown import plain_snippet
 from memvault.core.records import SemanticStatus
 from memvault.errors import MemvaultError
 from memvault.index.database import Index
@@ -139,8 +140,8 @@ class Semantic:
         return vector
 
     def excerpt(self, rowid: int, chunk: int) -> str:
-        """The text of a note's chunk, to show as a search hit's snippet; empty when the note
-        changed or went since (its vectors are about to follow)."""
+        """The text of a note's chunk in plain text, to show as a search hit's snippet; empty
+        when the note changed or went since (its vectors are about to follow)."""
         store = self.vectors.store
         found = store.note_path(rowid)
         rows = store.chunks(found[1]) if found else []
@@ -150,7 +151,7 @@ class Semantic:
             body = split_document(self._store.read_text(found[0])).body
         except MemvaultError:
             return ""
-        return body[rows[chunk].start : rows[chunk].end].strip()
+        return plain_snippet(body[rows[chunk].start : rows[chunk].end])
 
     def status(self, load: bool = True) -> SemanticStatus:
         """Whether semantic search is on, with which model, and how far its embedding is
