@@ -18,7 +18,11 @@ from memvault.presentation.lines import (
     search_heading,
     similar_heading,
     stats_text,
+    waiting_line,
 )
+
+# How long a search may first spend embedding the notes that wait for it (none has a server).
+QUICK_EMBED_SECONDS = 2.0
 
 
 @main.command()
@@ -57,6 +61,10 @@ def search(
     """Search: plain questions by words and meaning; "exact phrases", prefix*, -excluded, OR."""
     where = make_filter(**filters)
     with service(ctx) as vault:
+        if mode != "keyword":
+            waiting = vault.embed_if_quick(QUICK_EMBED_SECONDS)
+            if waiting.notes:
+                click.echo(f"note: {waiting_line(waiting)}", err=True)
         page = vault.search(query, limit, offset, where, mode, min_relevance, prefer_recent)
     if as_json:
         from memvault.presentation.output import SearchOut

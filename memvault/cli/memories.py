@@ -119,6 +119,7 @@ def write(
             writer(ctx), allow_duplicate, secrets, expected_version, on_exists=on_exists
         )
         saved = vault.write(draft, options)
+        vault.embed_written()
     memory = saved.memory
     if as_json:
         from memvault.presentation.output import Written
@@ -247,6 +248,7 @@ def edit(
             expected_updated_at=expected_updated_at,
         )
         memory = vault.update(identifier, revision, options)
+        vault.embed_written()
     if as_json:
         from memvault.presentation.output import Edited
 

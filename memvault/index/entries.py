@@ -86,6 +86,15 @@ class Entries:
         link_resolution.resolve_picked(db)
         self._touch(*([old[0]] if old else []), rowid)
 
+    def touch(self, path: str) -> None:
+        """Count the note at `path` as changed for `touched_notes`, though this process did not
+        write it: another process indexed its change first (a CLI write seen by a server's
+        watcher), and this one's semantic side must still look at it."""
+        with self._pool.borrowed("query") as db:
+            row = db.execute("SELECT rowid FROM notes WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            self._touch(int(row[0]))
+
     def _touch(self, *rowids: int) -> None:
         """Keep `rowids` for `touched_notes`, or stop keeping any past TOUCHED_KEPT."""
         with self._touched_lock:

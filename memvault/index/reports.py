@@ -52,6 +52,10 @@ class Reports:
         )
         return [(r[0], r[1] or None) for r in rows if r[2] not in unsaved]
 
+    def count(self) -> int:
+        """How many notes the index holds (archived ones too: they have vectors as well)."""
+        return int(self._pool.query("SELECT count(*) FROM notes")[0][0])
+
     def stats(self) -> Stats:
         """Counts by category, scope and tag; never-used memories; files and bytes."""
 

@@ -180,6 +180,7 @@ def refresh(index: Index, store: VaultStore, path: str) -> str:
         index.entries.remove(path)
         return "removed"
     if state is not None and (state[0], state[1]) == (info.size, info.mtime_ns):
+        index.entries.touch(path)  # indexed by another process: its vectors may be new too
         return "unchanged"
     try:
         text = store.load(info)

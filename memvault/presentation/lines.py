@@ -9,7 +9,15 @@ from typing import Literal
 from memvault.core import clock
 from memvault.core.markdown import to_plain
 from memvault.core.memory import Memory
-from memvault.core.records import NoteRow, Related, SearchHit, SearchPage, SemanticStatus, Stats
+from memvault.core.records import (
+    Backlog,
+    NoteRow,
+    Related,
+    SearchHit,
+    SearchPage,
+    SemanticStatus,
+    Stats,
+)
 from memvault.words import count, memories
 
 # How read_mem and `memvault read` give a memory.
@@ -45,8 +53,19 @@ def semantic_line(status: SemanticStatus) -> str:
     total = status.embedded + status.pending
     if total == 0:
         return f"semantic search: no notes to embed ({status.model})"
-    return (
+    line = (
         f"semantic search: {status.embedded:,} of {count(total, 'note')} embedded ({status.model})"
+    )
+    if status.pending:
+        line += "; `memvault embed` embeds the rest (a running server does it by itself)"
+    return line
+
+
+def waiting_line(waiting: Backlog) -> str:
+    """The notes not embedded yet, and how to embed them, in one line."""
+    return (
+        f"{count(waiting.notes, 'memory', 'memories')} not embedded yet, so search by meaning "
+        f"leaves them out; `memvault embed` embeds them (about {waiting.seconds():.0f} s)"
     )
 
 
@@ -130,12 +149,14 @@ _RANKED = {"hybrid": ", by words and meaning", "semantic": ", by meaning"}
 def search_heading(page: SearchPage, query: str) -> str:
     """The line above a page of search hits: how many match, how they were ranked (unless by
     words alone), and which are shown."""
+    caveat = f" ({page.caveat})" if page.caveat else ""
     if page.total == 0:
-        return f"No memories match {query!r}."
+        return f"No memories match {query!r}{caveat}."
     verb = "matches" if page.total == 1 else "match"
     matched = memories(page.total)
     how = _RANKED.get(page.mode, "")
-    return f"{matched} {verb} {query!r}{how}{_showing(len(page.results), page.total, page.offset)}."
+    shown = _showing(len(page.results), page.total, page.offset)
+    return f"{matched} {verb} {query!r}{how}{shown}{caveat}."
 
 
 def similar_heading(found: Related, name: str) -> str:

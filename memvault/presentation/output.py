@@ -301,6 +301,9 @@ class SearchOut(Output):
     offset: int
     has_more: bool
     mode: SearchMode
+    caveat: str = Field(
+        default="", description="Why meaning took no part, or only a part; empty when it did"
+    )
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memvault import workers
-from memvault.core.records import Progress
+from memvault.core.records import Backlog, Progress
 from memvault.errors import MemvaultError
 from memvault.index.database import Index
 from memvault.index.entries import TOUCHED_KEPT
@@ -53,6 +53,8 @@ FRESH = 64
 # Worker processes of `memvault embed` at most (one a core below that): each holds its own model
 # and onnxruntime, about 120 MB (PSS), so two keep a first embedding under 400 MB in all.
 SHELL_WORKERS = 2
+# A chunk holds about this many bytes of text (128 word-pieces): a backlog's size in chunks.
+BYTES_PER_CHUNK = 500
 
 
 @dataclass
@@ -162,6 +164,23 @@ class EmbeddingWorker:
             if pool is not self._pool and pool is not None:
                 pool.shutdown(cancel_futures=True)
         return done
+
+    def embed_touched(self) -> int:
+        """Embed now the notes this process wrote (a CLI write or edit), not the rest of the
+        vault; returns how many. Unavailable when the model will not run."""
+        with self._lock:
+            self._next_full = time.monotonic() + FULL_PASS_SECONDS
+        return self.catch_up(everything=False)
+
+    def backlog(self) -> Backlog:
+        """The notes waiting for vectors, and about how many chunks they hold: one read of the
+        index (their sizes are there); no file is read and the model is not loaded."""
+        waiting, size = self._index.pool.query(
+            "SELECT count(*), coalesce(sum(size), 0) FROM notes n WHERE NOT EXISTS (SELECT 1"
+            " FROM chunk_maps c WHERE c.chunker = ? AND c.note_hash = n.hash AND c.seq = 0)",
+            [self._vectors.store.chunker],
+        )[0]
+        return Backlog(int(waiting), int(waiting) + int(size) // BYTES_PER_CHUNK)
 
     def _take_in(self) -> int:
         """Publish to the vectors in memory the changed notes whose vectors another process of

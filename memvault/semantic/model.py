@@ -385,6 +385,11 @@ class Model:
             raise Unavailable(self._broken) from exc
         return embedder
 
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has loaded the model already (without loading it)."""
+        return "embedder" in self.__dict__
+
     def runs(self) -> bool:
         """Whether the model loads and runs (loading it, at its first need)."""
         try:

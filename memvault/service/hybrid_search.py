@@ -6,13 +6,21 @@ from __future__ import annotations
 import logging
 
 from memvault.core import clock, timespec
-from memvault.core.records import Filter, Progress, Related, SearchMode, SearchPage, SemanticStatus
+from memvault.core.records import (
+    Backlog,
+    Filter,
+    Progress,
+    Related,
+    SearchMode,
+    SearchPage,
+    SemanticStatus,
+)
 from memvault.index.database import Index
 from memvault.index.searching import Match
 from memvault.search import relevance
 from memvault.search.fusion import fuse
 from memvault.semantic.engine import Semantic
-from memvault.semantic.model import OFF
+from memvault.semantic.model import OFF, Unavailable
 from memvault.service import related
 from memvault.service.lookup import Lookup
 
@@ -24,6 +32,9 @@ CANDIDATES = 50
 # page prefer_recent looks at, for a newer near-tie just below the page.
 WEIGHED = 500
 RECENT = 20
+# A search whose meaning side holds fewer than this share of the vault's notes says so.
+COVERED = 0.95
+EMBED_HOW = "`memvault embed` embeds them, as a running server does"
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
 
@@ -56,7 +67,7 @@ class HybridSearch:
         a use)."""
         where = dated(where)
         offset = min(offset, MAX_OFFSET)
-        chosen = mode or ("hybrid" if self._semantic.ready() else "keyword")
+        chosen = self._mode(mode)
         if min_relevance > 0 or prefer_recent:
             depth = max(offset + limit, WEIGHED) if min_relevance > 0 else offset + limit + RECENT
             pool = self._ranked(query, depth, 0, where, chosen)
@@ -68,9 +79,48 @@ class HybridSearch:
             page = self._ranked(query, limit, offset, where, chosen)
         page.offset, page.has_more = offset, offset + len(page.results) < page.total
         page.mode = chosen
+        page.caveat = self._caveat(mode, chosen)
         if count_use:
             self._index.usage.record(hit.id for hit in page.results)
         return page
+
+    def _mode(self, asked: SearchMode | None) -> SearchMode:
+        """The ranking a search runs: hybrid by default once meaning can take part, else by
+        words; meaning when asked for (waiting for vectors that are loading; Unavailable, why,
+        when the model is off), but by words while no note has vectors of this model (the
+        page says so)."""
+        if asked is None:
+            return "hybrid" if self._semantic.ready() else "keyword"
+        if asked == "keyword" or self._model_off() or self._semantic.has_vectors():
+            return asked
+        return "keyword"
+
+    def _model_off(self) -> str:
+        """Why the model is off, or empty."""
+        return self._semantic.model.reason
+
+    def _caveat(self, asked: SearchMode | None, chosen: SearchMode) -> str:
+        """Why a search ran by words only although meaning was asked for or is the default, or
+        how little of the vault meaning covered (under 95 %); empty otherwise."""
+        if asked == "keyword" or (asked is None and f"={OFF}" in self._model_off()):
+            return ""  # words only by choice: the model was turned off
+        if chosen == "keyword":
+            return f"by words only: {self._why_words_only()}"
+        embedded, total = self._semantic.vectors.embedded(), self._index.reports.count()
+        if embedded >= total * COVERED:
+            return ""
+        return (
+            f"meaning covers {embedded:,} of {total:,} memories so far "
+            f"(the rest by words; {EMBED_HOW})"
+        )
+
+    def _why_words_only(self) -> str:
+        """Why meaning cannot take part in a search now."""
+        if self._model_off():
+            return self._model_off()
+        if self._semantic.loading():
+            return "the vectors are still loading"
+        return f"no memory is embedded yet ({EMBED_HOW})"
 
     def _ranked(
         self, query: str, limit: int, offset: int, where: Filter, mode: SearchMode
@@ -138,6 +188,33 @@ class HybridSearch:
         """Embed every note without current vectors now (the server does it in the
         background); returns how many. Unavailable says why semantic search is off."""
         return self._semantic.embedding.catch_up(progress)
+
+    def embed_written(self) -> int:
+        """Embed now what this process wrote (a CLI write or edit) when this process has the
+        model loaded already (the duplicate guard ran it: the vault has vectors), so the next
+        search finds it by meaning; returns how many notes. A vault without vectors is left to
+        the next search (`embed_if_quick`): a write never loads the model for this alone."""
+        if self._model_off() or not self._semantic.model.loaded:
+            return 0
+        try:
+            return self._semantic.embedding.embed_touched()
+        except Unavailable:
+            return 0
+
+    def embed_if_quick(self, budget: float) -> Backlog:
+        """Embed the notes waiting for vectors when that takes about `budget` seconds or less
+        (a CLI search, which has no server to do it); what still waits (none when done, or
+        with the model off: the search's caveat says why)."""
+        if self._model_off():
+            return Backlog(0, 0)
+        waiting = self._semantic.embedding.backlog()
+        if not waiting.notes or waiting.seconds() > budget:
+            return waiting
+        try:
+            self._semantic.embedding.catch_up()
+        except Unavailable:
+            return waiting
+        return Backlog(0, 0)
 
     def serve_semantic(self) -> None:
         """Embed new and changed notes in a background thread from now on (a server), or say

@@ -70,6 +70,8 @@ class VaultService:
         self.similar = searching.similar
         self.semantic_status = searching.semantic_status
         self.embed = searching.embed
+        self.embed_written = searching.embed_written
+        self.embed_if_quick = searching.embed_if_quick
         self.serve_semantic = searching.serve_semantic
         writes = MemoryWrites(parts)
         self.create = writes.create
