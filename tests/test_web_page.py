@@ -485,3 +485,48 @@ def test_a_link_with_a_bare_percent_sign_opens_what_it_names(
     browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Half price promo'")
     browser.open(f"{page}/#/m/promo-50%-off")
     browser.wait_for("document.querySelector('#memory h2')?.innerText === 'Half price promo'")
+
+
+CALLOUTS = (
+    "> [!note]\n> Deploys run at **noon**.\n\n"
+    "> [!WARNING] Mind the <img src=x onerror=window.injected=1> gap\n> Never on Fridays.\n\n"
+    "> [!tip]- Folded tip\n> Hidden until opened.\n\n"
+    "> [!faq]+\n> Open until folded.\n\n"
+    "> [!whatever]\n> An unknown kind.\n\n"
+    "> A plain quote.\n"
+)
+
+
+def test_obsidian_callouts_show_as_boxes_with_their_label_and_body(
+    page: str, browser: Browser, vault_dir: Path, shots: Path
+) -> None:
+    write_file(
+        vault_dir, "notes/callouts.md", "---\nid: callouts\ntitle: Callouts\n---\n" + CALLOUTS
+    )
+    browser.wait_for("document.querySelector('#results').innerText.includes('Callouts')", WAIT)
+    open_memory(browser, page, "callouts")
+    boxes = browser.run(
+        "[...document.querySelectorAll('#memory .body .callout')].map(c => [c.tagName,"
+        " c.className, c.querySelector('.callout-title').textContent,"
+        " c.querySelector('.callout-body').textContent.trim(), c.open ?? null])"
+    )
+    assert boxes == [
+        ["DIV", "callout callout-note", "Note", "Deploys run at noon.", None],
+        [
+            "DIV",
+            "callout callout-warning",
+            "Mind the <img src=x onerror=window.injected=1> gap",
+            "Never on Fridays.",
+            None,
+        ],
+        ["DETAILS", "callout callout-tip", "Folded tip", "Hidden until opened.", False],
+        ["DETAILS", "callout callout-question", "Faq", "Open until folded.", True],
+        ["DIV", "callout", "Whatever", "An unknown kind.", None],
+    ]
+    assert browser.text("#memory .body blockquote") == "A plain quote."
+    assert browser.run("document.querySelector('#memory .callout strong').textContent") == "noon"
+    assert browser.run("document.querySelector('#memory img') === null") is True
+    assert browser.run("window.injected === undefined") is True
+    browser.click("#memory details.callout summary")
+    browser.wait_for("document.querySelector('#memory details.callout').open")
+    browser.screenshot(shots / "memory-callouts.png")

@@ -1,6 +1,7 @@
 // Markdown to DOM nodes, built with textContent only: no note can inject HTML or script.
 // Wikilinks ([[target|text]]) and links to .md files become links to the memory they name;
 // embeds (![[file]]) are shown as links. Other links open only for http(s) and mailto.
+// Obsidian's callouts (> [!kind] Title) are boxes, foldable ones (-, +) <details>.
 "use strict";
 
 const Render = (() => {
@@ -9,6 +10,17 @@ const Render = (() => {
   const ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
   const QUOTE = /^\s{0,3}>\s?(.*)$/;
   const RULE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
+  const CALLOUT = /^\[!([^\]\s]+)\]([+-]?)\s*(.*)$/;
+  // Obsidian's callout kinds, each alias under the kind whose look it takes (app.css styles
+  // `callout-KIND`); any other kind is a generic callout.
+  const CALLOUT_KINDS = {
+    note: ["note"], abstract: ["abstract", "summary", "tldr"], info: ["info"], todo: ["todo"],
+    tip: ["tip", "hint", "important"], success: ["success", "check", "done"],
+    question: ["question", "help", "faq"], warning: ["warning", "caution", "attention"],
+    failure: ["failure", "fail", "missing"], danger: ["danger", "error"], bug: ["bug"],
+    example: ["example"], quote: ["quote", "cite"],
+  };
+  const CALLOUT_LOOK = new Map(Object.entries(CALLOUT_KINDS).flatMap(([look, names]) => names.map((name) => [name, look])));
   const INLINE = /(`+)([\s\S]*?[^`])\1(?!`)|(!?)\[\[([^\[\]\n]+?)\]\]|(!?)\[([^\]\n]*)\]\(\s*<?([^\s()<>]*)>?(?:\s+"[^"]*")?\s*\)|\*\*([^*\n]+)\*\*|__([^_\n]+)__|\*([^*\n]+)\*|(?<![\w])_([^_\n]+)_(?![\w])|(?<![\w#])#([\p{L}\p{N}_\/-]*[\p{L}_\/-][\p{L}\p{N}_\/-]*)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/gu;
 
   function el(tag, attrs, ...children) {
@@ -99,6 +111,18 @@ const Render = (() => {
     return [node, i];
   }
 
+  function callout([, kind, fold, title], body) {
+    // A callout: its title (else its kind, capitalised) as its label, the rest as its body;
+    // `-` folds it shut, `+` open, as <details> (no script needed).
+    const name = kind.toLowerCase();
+    const look = CALLOUT_LOOK.get(name);
+    const label = title.trim() ? inline(title.trim()) : name.charAt(0).toUpperCase() + name.slice(1);
+    const attrs = { class: "callout" + (look ? " callout-" + look : ""), "data-callout": name };
+    const content = el("div", { class: "callout-body" }, markdown(body.join("\n")));
+    if (!fold) return el("div", attrs, el("p", { class: "callout-title" }, label), content);
+    return el("details", { ...attrs, ...(fold === "+" ? { open: "" } : {}) }, el("summary", { class: "callout-title" }, label), content);
+  }
+
   function markdown(body) {
     const lines = body.replace(/\r\n?/g, "\n").split("\n");
     const out = document.createDocumentFragment();
@@ -128,7 +152,8 @@ const Render = (() => {
       } else if (QUOTE.test(line)) {
         const quoted = [];
         while (i < lines.length && QUOTE.test(lines[i])) quoted.push(lines[i++].match(QUOTE)[1]);
-        out.append(el("blockquote", {}, markdown(quoted.join("\n"))));
+        const head = quoted[0].match(CALLOUT);
+        out.append(head ? callout(head, quoted.slice(1)) : el("blockquote", {}, markdown(quoted.join("\n"))));
       } else {
         const para = [];
         while (i < lines.length && lines[i].trim() && !FENCE.test(lines[i]) && !HEADING.test(lines[i]) && !ITEM.test(lines[i]) && !QUOTE.test(lines[i])) para.push(lines[i++]);
