@@ -530,3 +530,33 @@ def test_obsidian_callouts_show_as_boxes_with_their_label_and_body(
     browser.click("#memory details.callout summary")
     browser.wait_for("document.querySelector('#memory details.callout').open")
     browser.screenshot(shots / "memory-callouts.png")
+
+
+BLOCK_IDS = (
+    "Deploys need a green build. ^b15695\n"
+    "A second line of it. ^para-2\n\n"
+    "- first step\n- second step ^step-two\n\n^list-id\n\n"
+    "> Quoted advice.\n\n^quote-id\n\n"
+    "Powers: 2^10 is 1024, x ^ y and a^b stay, as does ^this in a line.\n\n"
+    "```\necho keep ^code-id\n```\n"
+)
+
+
+def test_obsidian_block_ids_are_not_shown_and_other_carets_are(
+    page: str, browser: Browser, vault_dir: Path
+) -> None:
+    write_file(vault_dir, "notes/ids.md", "---\nid: ids\ntitle: Block ids\n---\n" + BLOCK_IDS)
+    browser.wait_for("document.querySelector('#results').innerText.includes('Block ids')", WAIT)
+    open_memory(browser, page, "ids")
+    body = browser.text("#memory .body")
+    assert "Deploys need a green build.\nA second line of it." in body
+    for block_id in ("b15695", "para-2", "step-two", "list-id", "quote-id"):
+        assert block_id not in body
+    assert browser.run(
+        "[...document.querySelectorAll('#memory .body li')].map(li => li.innerText)"
+    ) == [
+        "first step",
+        "second step",
+    ]
+    assert "Powers: 2^10 is 1024, x ^ y and a^b stay, as does ^this in a line." in body
+    assert browser.text("#memory .body pre") == "echo keep ^code-id"

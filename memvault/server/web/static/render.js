@@ -1,7 +1,8 @@
 // Markdown to DOM nodes, built with textContent only: no note can inject HTML or script.
 // Wikilinks ([[target|text]]) and links to .md files become links to the memory they name;
 // embeds (![[file]]) are shown as links. Other links open only for http(s) and mailto.
-// Obsidian's callouts (> [!kind] Title) are boxes, foldable ones (-, +) <details>.
+// Obsidian's callouts (> [!kind] Title) are boxes, foldable ones (-, +) <details>; its block
+// ids (" ^id" ending a line, or "^id" alone on a line after a block) are not shown.
 "use strict";
 
 const Render = (() => {
@@ -10,6 +11,8 @@ const Render = (() => {
   const ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
   const QUOTE = /^\s{0,3}>\s?(.*)$/;
   const RULE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
+  const BLOCK_ID = /\s+\^[A-Za-z0-9-]+\s*$/;
+  const BLOCK_ID_LINE = /^\s*\^[A-Za-z0-9-]+\s*$/;
   const CALLOUT = /^\[!([^\]\s]+)\]([+-]?)\s*(.*)$/;
   // Obsidian's callout kinds, each alias under the kind whose look it takes (app.css styles
   // `callout-KIND`); any other kind is a generic callout.
@@ -123,8 +126,32 @@ const Render = (() => {
     return el("details", { ...attrs, ...(fold === "+" ? { open: "" } : {}) }, el("summary", { class: "callout-title" }, label), content);
   }
 
+  function withoutBlockIds(lines) {
+    // The lines with Obsidian's block ids taken out, code blocks left as written: an id
+    // ending a line is cut, a line holding only an id (after some block) is left out.
+    const kept = [];
+    let fence = null;
+    let text = false;
+    for (const line of lines) {
+      const opens = line.match(FENCE);
+      if (fence) {
+        if (line.trimStart().startsWith(fence)) fence = null;
+        kept.push(line);
+      } else if (opens) {
+        fence = opens[1];
+        kept.push(line);
+      } else if (BLOCK_ID_LINE.test(line)) {
+        if (!text) kept.push(line);
+      } else {
+        kept.push(line.replace(BLOCK_ID, ""));
+      }
+      text ||= Boolean(line.trim());
+    }
+    return kept;
+  }
+
   function markdown(body) {
-    const lines = body.replace(/\r\n?/g, "\n").split("\n");
+    const lines = withoutBlockIds(body.replace(/\r\n?/g, "\n").split("\n"));
     const out = document.createDocumentFragment();
     let i = 0;
     while (i < lines.length) {
