@@ -101,7 +101,7 @@ def test_review_queues_name_stale_unused_and_expiring_memories(
     assert [r.title for r in queues.stale.items] == ["Old"]
     assert {r.title for r in queues.unused.items} == {"Old", "Soon gone"}
     assert [r.id for r in queues.expiring.items] == [soon.id]
-    assert queues.check.clean
+    assert queues.problems.count == 0
 
 
 def test_the_graph_shows_a_neighbourhood_to_depth_two_and_the_vault_by_category(

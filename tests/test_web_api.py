@@ -415,3 +415,50 @@ def test_the_review_takes_the_stale_threshold_from_the_vaults_policies(vault_dir
     assert review["days"] == 10
     assert [item["id"] for item in review["stale"]["items"]] == ["checked"]
     assert asked["stale"]["count"] == 0
+
+
+def stale_notes(vault_dir: Path, count: int) -> list[str]:
+    """`count` hand-made notes last reviewed years ago, a minute apart, written straight into
+    the vault; their ids, the longest unreviewed first."""
+    ids = []
+    for n in range(count):
+        stamp = f"2020-01-{1 + n // 1440:02}T{n // 60 % 24:02}:{n % 60:02}:00Z"
+        ids.append(f"old-{n:04}")
+        write_file(
+            vault_dir,
+            f"old/note-{n:04}.md",
+            f"---\nid: old-{n:04}\ntitle: Old note {n}\ncreated_at: {stamp}\nupdated_at: {stamp}\n"
+            f"last_reviewed: {stamp}\n---\nChecked once, long ago.\n",
+        )
+    return ids
+
+
+def test_the_review_comes_a_page_at_a_time_and_its_pages_hold_every_row_once(
+    vault_dir: Path,
+) -> None:
+    ids = stale_notes(vault_dir, 120)
+    broken = "".join(f"See [[missing-{n}]].\n" for n in range(60))
+    write_file(vault_dir, "links.md", f"---\nid: links\ntitle: Links\n---\n{broken}")
+    with serving(vault_dir) as base, signed_in(base) as client:
+        first = client.get("/api/review").json()
+        stale, problems = first["stale"], first["problems"]
+        assert (stale["count"], stale["offset"], len(stale["items"])) == (120, 0, 50)
+        assert (first["unused"]["count"], len(first["unused"]["items"])) == (121, 50)
+        assert (problems["count"], len(problems["items"])) == (60, 50)
+        seen = [item["id"] for item in stale["items"]]
+        while len(seen) < len(ids):
+            page = client.get("/api/review", params={"queue": "stale", "offset": len(seen)})
+            assert page.status_code == 200, page.text
+            rows = page.json()
+            assert (rows["queue"], rows["count"], rows["offset"]) == ("stale", 120, len(seen))
+            assert rows["items"], rows
+            seen += [item["id"] for item in rows["items"]]
+        assert seen == ids
+        rest = client.get("/api/review", params={"queue": "problems", "offset": 50}).json()
+        assert len(rest["items"]) == 10
+        assert len(set(problems["items"] + rest["items"])) == 60
+        assert all(line.startswith("broken link: links.md → missing-") for line in rest["items"])
+        past = client.get("/api/review", params={"queue": "stale", "offset": 500}).json()
+        assert (past["count"], past["items"]) == (120, [])
+        wrong = client.get("/api/review", params={"queue": "everything"})
+        assert wrong.status_code == 400 and "queue must be one of stale" in wrong.json()["error"]

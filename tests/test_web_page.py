@@ -23,7 +23,7 @@ from memvault.service.vault import VaultService
 from .browser import Browser
 from .conftest import patience, write_file
 from .mcp_helpers import http_server
-from .test_web_api import mcp_call, memvault_ui
+from .test_web_api import mcp_call, memvault_ui, stale_notes
 
 pytestmark = pytest.mark.processes
 
@@ -560,3 +560,22 @@ def test_obsidian_block_ids_are_not_shown_and_other_carets_are(
     ]
     assert "Powers: 2^10 is 1024, x ^ y and a^b stay, as does ^this in a line." in body
     assert browser.text("#memory .body pre") == "echo keep ^code-id"
+
+
+def test_a_long_review_queue_shows_a_page_and_loads_the_rest_on_asking(
+    page: str, browser: Browser, vault_dir: Path, shots: Path
+) -> None:
+    ids = stale_notes(vault_dir, 300)
+    browser.open(f"{page}/#/review")
+    queue = "document.querySelector('#queue-stale')"
+    browser.wait_for(f"{queue}?.querySelector('h3').innerText.includes('(301)')", WAIT)
+    assert browser.run(f"{queue}.querySelectorAll('li').length") == 50
+    assert browser.text("#queue-stale button.more") == "Show 50 more (251 left)"
+    browser.screenshot(shots / "review-long-queue.png")
+    for shown in (100, 150, 200, 250, 300, 301):
+        browser.click("#queue-stale button.more")
+        browser.wait_for(f"{queue}.querySelectorAll('li').length === {shown}")
+    assert browser.run(f"{queue}.querySelector('button.more').hidden") is True
+    titles = browser.run(f"[...{queue}.querySelectorAll('li > a')].map(a => a.innerText)")
+    expected = [f"Old note {n}" for n in range(len(ids))] + ["Old deploy steps"]
+    assert sorted(titles) == sorted(expected)

@@ -7,15 +7,23 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Generic, Literal, TypeVar, get_args
 
 from memvault.config import ContextSettings
 from memvault.core import clock
 from memvault.core.memory import Memory
-from memvault.core.records import CheckReport, DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
+from memvault.core.records import DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
+from memvault.presentation.lines import check_problems
 from memvault.service.vault import VaultService
 
-# Each queue shows at most this many memories (its count says how many there are).
-SHOWN = 100
+# A queue comes a page at a time, this many rows by default (its count says how many there
+# are): a queue of thousands, listed whole, held the page up for seconds.
+PAGE = 50
+# The queues of memories, and `problems`: what `check` finds, one line each.
+QueueName = Literal["stale", "unused", "expiring", "superseded", "problems"]
+QUEUES: tuple[QueueName, ...] = get_args(QueueName)
+# The queues of live memories, worked out from one list of them.
+Waiting = Literal["stale", "unused", "expiring"]
 EXPIRING_DAYS = 30
 DUPLICATE_PAIRS = 20
 # A neighbourhood graph stops growing here: a hub's links are cut, never the tab frozen.
@@ -24,27 +32,32 @@ GRAPH_CATEGORIES = 40
 EVERY = 10_000_000
 
 
+Row = TypeVar("Row")
+
+
 @dataclass
-class Queue:
-    """Memories waiting for one kind of review: how many in all, and the first SHOWN."""
+class Queue(Generic[Row]):
+    """One page of what waits for one kind of review: how many in all, where the page starts
+    in the queue, and its rows."""
 
     count: int = 0
-    items: list[NoteRow] = field(default_factory=list)
+    offset: int = 0
+    items: list[Row] = field(default_factory=list)
 
 
 @dataclass
 class Review:
-    """The queues: not reviewed for `days`, never used, expiring soon, superseded (replaced by
-    a newer memory), near duplicates (with both memories), and what `check` finds (broken and
-    one-sided links, malformed notes)."""
+    """The queues' first pages: not reviewed for `days`, never used, expiring soon, superseded
+    (replaced by a newer memory), what `check` finds (broken and one-sided links, malformed and
+    unreadable notes, lost appends), and near duplicates (with both memories)."""
 
     days: float
-    stale: Queue
-    unused: Queue
-    expiring: Queue
-    superseded: Queue
+    stale: Queue[NoteRow]
+    unused: Queue[NoteRow]
+    expiring: Queue[NoteRow]
+    superseded: Queue[NoteRow]
+    problems: Queue[str]
     duplicates: list[tuple[DuplicatePair, NoteRow, NoteRow]]
-    check: CheckReport
 
 
 @dataclass
@@ -90,36 +103,43 @@ def stale_days(vault: VaultService) -> float:
     return vault.policies.stale_days or ContextSettings.stale_days
 
 
-def review(vault: VaultService, days: float | None = None) -> Review:
-    """The review queues; `days` is how long since the last review makes a memory stale
-    (None: the vault's own threshold, `stale_days`)."""
+def review(vault: VaultService, days: float | None = None, limit: int = PAGE) -> Review:
+    """The review queues, `limit` rows of each; `days` is how long since the last review makes
+    a memory stale (None: the vault's own threshold, `stale_days`)."""
     days = stale_days(vault) if days is None else days
     rows = every_note(vault)
-    cutoff = clock.iso(clock.now() - timedelta(days=days))
-    soon = clock.iso(clock.now() + timedelta(days=EXPIRING_DAYS))
-    stale = sorted((r for r in rows if _reviewed(r) < cutoff), key=_reviewed)
-    unused = [r for r in rows if r.access_count == 0]
-    expiring = sorted((r for r in rows if r.expires_at and r.expires_at <= soon), key=_expiry)
     by_path = {r.path: r for r in rows}
     pairs = [
         (pair, by_path[pair.first], by_path[pair.second])
         for pair in vault.upkeep.near_duplicates(DUPLICATE_PAIRS)
         if pair.first in by_path and pair.second in by_path
     ]
-    superseded = [
-        r
-        for r in vault.list_memories(Filter(include_superseded=True), "updated", EVERY)[0]
-        if r.superseded_by
-    ]
     return Review(
         days,
-        _queue(stale),
-        _queue(unused),
-        _queue(expiring),
-        _queue(superseded),
+        _page(_waiting("stale", rows, days), 0, limit),
+        _page(_waiting("unused", rows, days), 0, limit),
+        _page(_waiting("expiring", rows, days), 0, limit),
+        _page(_superseded(vault), 0, limit),
+        _page(check_problems(vault.upkeep.check()), 0, limit),
         pairs,
-        vault.upkeep.check(),
     )
+
+
+def queue(
+    vault: VaultService,
+    name: QueueName,
+    days: float | None = None,
+    offset: int = 0,
+    limit: int = PAGE,
+) -> Queue[NoteRow] | Queue[str]:
+    """`limit` rows of one queue from `offset` on (the page's next page), counted whole; only
+    that queue is worked out."""
+    if name == "problems":
+        return _page(check_problems(vault.upkeep.check()), offset, limit)
+    if name == "superseded":
+        return _page(_superseded(vault), offset, limit)
+    days = stale_days(vault) if days is None else days
+    return _page(_waiting(name, every_note(vault), days), offset, limit)
 
 
 def overview(vault: VaultService) -> Overview:
@@ -190,9 +210,27 @@ def _categories(vault: VaultService) -> Graph:
     return Graph(nodes, edges, len(shown) < len(counts))
 
 
-def _queue(rows: list[NoteRow]) -> Queue:
-    """A queue of these memories: all counted, the first SHOWN listed."""
-    return Queue(len(rows), rows[:SHOWN])
+def _waiting(name: Waiting, rows: list[NoteRow], days: float) -> list[NoteRow]:
+    """The live memories (`rows`) in the queue `name` (stale, unused or expiring), in its
+    order: the longest unreviewed first, the newest unused first, the soonest expiring first."""
+    if name == "stale":
+        cutoff = clock.iso(clock.now() - timedelta(days=days))
+        return sorted((r for r in rows if _reviewed(r) < cutoff), key=_reviewed)
+    if name == "unused":
+        return [r for r in rows if r.access_count == 0]
+    soon = clock.iso(clock.now() + timedelta(days=EXPIRING_DAYS))
+    return sorted((r for r in rows if r.expires_at and r.expires_at <= soon), key=_expiry)
+
+
+def _superseded(vault: VaultService) -> list[NoteRow]:
+    """The memories a newer one replaced, newest first."""
+    rows = vault.list_memories(Filter(include_superseded=True), "updated", EVERY)[0]
+    return [r for r in rows if r.superseded_by]
+
+
+def _page(rows: list[Row], offset: int, limit: int) -> Queue[Row]:
+    """A queue of these rows: all counted, `limit` of them listed from `offset` on."""
+    return Queue(len(rows), offset, rows[offset : offset + limit])
 
 
 def _reviewed(row: NoteRow) -> str:

@@ -11,6 +11,7 @@ from memvault.core.markdown import to_plain
 from memvault.core.memory import Memory
 from memvault.core.records import (
     Backlog,
+    CheckReport,
     NoteRow,
     Related,
     SearchHit,
@@ -169,3 +170,18 @@ def list_heading(shown: int, total: int, offset: int) -> str:
     """The line above a page of listed memories: how many there are, and which are shown."""
     listed = memories(total)
     return f"{listed[0].upper()}{listed[1:]}{_showing(shown, total, offset)}."
+
+
+def check_problems(report: CheckReport) -> list[str]:
+    """What `check` found that a person can act on, one line each (the web page's review)."""
+    return [
+        *(f"broken link: {p.source} → {p.target}" for p in report.broken_links),
+        *(f"one-sided link: {p.source} → {p.target}" for p in report.one_sided_links),
+        *(f"skipped as malformed: {m.path}: {m.problem}" for m in report.malformed),
+        *(f"unreadable: {m.path}: {m.reason}" for m in report.unreadable),
+        *(
+            f"lost append: {a.path}: appended at {a.appended_at}, no longer in the note "
+            "(an editor saved over it?)"
+            for a in report.lost_appends
+        ),
+    ]

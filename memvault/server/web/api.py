@@ -22,7 +22,7 @@ from memvault.core.memory import Memory, human_size
 from memvault.core.properties import where_pairs
 from memvault.core.records import Filter, SearchHit, SearchMode
 from memvault.errors import Conflict, Duplicate, Invalid, MemvaultError, NotFound, ReadOnly, TooSlow
-from memvault.features.review import graph, overview, review
+from memvault.features.review import PAGE, QUEUES, graph, overview, queue, review
 from memvault.presentation.output import LinkEnd, MemoryFields
 from memvault.server.attribution import page_person
 from memvault.server.tools.common import one_line
@@ -39,6 +39,8 @@ from memvault.server.web.secrets import (
 from memvault.service.vault import VaultService
 
 MODES = get_args(SearchMode)
+# Past any queue's last row: an offset beyond it is an empty page.
+EVERY_ROW = 1 << 40
 # The fields of a write that name a memory: the page may send a handle there (web_secrets).
 NAMED = ("id", "source", "target", "keep", "other")
 STATUS: tuple[tuple[type[MemvaultError], int], ...] = (
@@ -123,14 +125,14 @@ def properties_wanted(text: str) -> tuple[tuple[str, str], ...]:
         return where_pairs(wanted)
 
 
-def number(params: QueryParams, name: str, default: int, top: int) -> int:
-    """A whole-number query parameter within 1..top."""
+def number(params: QueryParams, name: str, default: int, top: int, bottom: int = 1) -> int:
+    """A whole-number query parameter within bottom..top."""
     raw = params.get(name)
     try:
         value = default if raw is None else int(raw)
     except ValueError:
         raise Failed(400, f"{name} must be a whole number, not {raw!r}") from None
-    return max(1, min(value, top))
+    return max(bottom, min(value, top))
 
 
 async def body_of(request: Request) -> dict[str, Any]:
@@ -291,10 +293,19 @@ class WebApi:
         }
 
     def review(self, params: QueryParams) -> dict[str, Any]:
-        """The review queues; `days` since the last review makes a memory stale (by default
-        the vault's policies' stale_days, as for the briefing)."""
+        """The review queues, each counted with its first `limit` rows; with `queue`, that
+        queue's rows from `offset` on (its next page). `days` since the last review makes a
+        memory stale (by default the vault's policies' stale_days, as for the briefing)."""
         days = number(params, "days", 1, 100_000) if "days" in params else None
-        return dataclasses.asdict(review(self.vault, days))
+        limit = number(params, "limit", PAGE, 500)
+        name = params.get("queue")
+        if name is None:
+            return dataclasses.asdict(review(self.vault, days, limit))
+        if name not in QUEUES:
+            raise Failed(400, f"queue must be one of {', '.join(QUEUES)}, not {name!r}")
+        offset = number(params, "offset", 0, EVERY_ROW, bottom=0)
+        page = queue(self.vault, name, days, offset, limit)
+        return {"queue": name, **dataclasses.asdict(page)}
 
     def overview(self, params: QueryParams) -> dict[str, Any]:
         """Counts, growth and use per month, size and health."""

@@ -407,42 +407,64 @@ async function showReview() {
     clear(page, el("p", { class: "error" }, error.message));
     return;
   }
-  const noteItem = (note, extra) => el("li", {},
-    el("a", { href: memoryHref(note.id) }, note.title), " ",
-    el("span", { class: "muted" }, extra), " ",
-    button("Verify", async () => {
-      if (await act(() => post("/api/verify", { id: note.id }), `Marked “${note.title}” as reviewed.`)) showReview();
-    }, { class: "small", "aria-label": "Verify " + note.title }));
-  const queue = (title, q, extra) => el("section", { class: "queue" },
-    el("h3", {}, `${title} (${q.count})`),
-    q.items.length ? el("ul", {}, q.items.map((n) => noteItem(n, extra(n)))) : el("p", { class: "muted" }, "none"));
   const pairs = data.duplicates.map(([pair, a, b]) => el("div", { class: "pair" },
     el("p", {}, `${Math.round(pair.score * 100)}% alike`),
     el("div", { class: "sides" }, [a, b].map((note, n) => el("div", { class: "side" },
       el("a", { href: memoryHref(note.id) }, note.title),
       el("p", { class: "muted" }, note.path),
       button(`Merge the other into this one`, () => merge(note, n ? a : b), { class: "merge", "aria-label": `Merge into ${note.title}` }))))));
-  const check = data.check;
-  const problems = [
-    ...check.broken_links.map((p) => `broken link: ${p.source} → ${p.target}`),
-    ...check.one_sided_links.map((p) => `one-sided link: ${p.source} → ${p.target}`),
-    ...check.malformed.map((m) => `skipped as malformed: ${m.path}: ${m.problem}`),
-    ...check.unreadable.map((m) => `unreadable: ${m.path}: ${m.reason}`),
-    ...check.lost_appends.map((a) => `lost append: ${a.path}: appended at ${a.appended_at}, no longer in the note (an editor saved over it?)`),
-  ];
   clear(page,
     el("h2", {}, "Review"),
-    queue(`Not reviewed for ${data.days} days`, data.stale, (n) => "reviewed " + ago(n.last_reviewed)),
-    queue("Never used", data.unused, (n) => "updated " + ago(n.updated_at)),
-    queue("Expiring soon", data.expiring, (n) => "expires " + n.expires_at),
-    queue("Superseded", data.superseded, (n) => {
+    queue("stale", `Not reviewed for ${data.days} days`, data.stale, (n) => "reviewed " + ago(n.last_reviewed)),
+    queue("unused", "Never used", data.unused, (n) => "updated " + ago(n.updated_at)),
+    queue("expiring", "Expiring soon", data.expiring, (n) => "expires " + n.expires_at),
+    queue("superseded", "Superseded", data.superseded, (n) => {
       const name = n.superseded_by.replace(/^\[\[|\]\]$/g, "").split("|")[0];
       return ["replaced by ", el("a", { href: memoryHref(name) }, name)];
     }),
     el("section", { class: "queue", id: "duplicates" }, el("h3", {}, `Near duplicates (${data.duplicates.length})`),
       pairs.length ? pairs : el("p", { class: "muted" }, "none")),
-    el("section", { class: "queue" }, el("h3", {}, `Links and files (${problems.length})`),
-      problems.length ? el("ul", {}, problems.map((p) => el("li", {}, p))) : el("p", { class: "muted" }, "none")));
+    queue("problems", "Links and files", data.problems, null));
+}
+
+function queue(name, title, first, extra) {
+  // A review queue: its count, its first page of rows, and a button that fetches the next
+  // page until every row is shown (a queue of thousands, listed whole, held the page up).
+  // `extra` says what to show beside a memory; without it the rows are lines of text.
+  const row = (item) => (extra ? noteItem(item, extra(item)) : el("li", {}, item));
+  const heading = el("h3", {}, `${title} (${first.count})`);
+  if (!first.count) return el("section", { class: "queue", id: "queue-" + name }, heading, el("p", { class: "muted" }, "none"));
+  const list = el("ul", {});
+  const more = button("", async () => {
+    more.disabled = true;
+    try {
+      show(await get("/api/review", { queue: name, offset: list.children.length }));
+    } catch (error) {
+      failed(error);
+    }
+    more.disabled = false;
+  }, { class: "more" });
+  const show = (page) => {
+    const added = page.items.map(row);
+    list.append(...added);
+    const left = page.count - list.children.length;
+    more.textContent = `Show ${Math.min(left, first.items.length)} more (${left} left)`;
+    more.hidden = left <= 0 || !added.length;
+    // The keyboard goes on from the first row it brought, once the button is gone.
+    if (more.hidden && added.length && document.activeElement === more) added[0].querySelector("a, button")?.focus();
+  };
+  show(first);
+  return el("section", { class: "queue", id: "queue-" + name }, heading, list, more);
+}
+
+function noteItem(note, extra) {
+  // A memory waiting for review: its title, why it waits, and a button that verifies it.
+  return el("li", {},
+    el("a", { href: memoryHref(note.id) }, note.title), " ",
+    el("span", { class: "muted" }, extra), " ",
+    button("Verify", async () => {
+      if (await act(() => post("/api/verify", { id: note.id }), `Marked “${note.title}” as reviewed.`)) showReview();
+    }, { class: "small", "aria-label": "Verify " + note.title }));
 }
 
 async function merge(keep, other) {
