@@ -462,3 +462,57 @@ def test_the_review_comes_a_page_at_a_time_and_its_pages_hold_every_row_once(
         assert (past["count"], past["items"]) == (120, [])
         wrong = client.get("/api/review", params={"queue": "everything"})
         assert wrong.status_code == 400 and "queue must be one of stale" in wrong.json()["error"]
+
+
+ROLLBACK = (
+    "Rolling back a deployment",
+    "When a release breaks production, redeploy the previous build from the CI pipeline.\n",
+)
+# Shares no word with ROLLBACK: only its meaning finds it.
+PARAPHRASE = "the site stopped working after we shipped; how to return to the older version"
+
+
+def embedded_vault(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few memories, embedded with the default model, which the servers started next use."""
+    monkeypatch.delenv("MEMVAULT_EMBED_MODEL", raising=False)
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    vault.create(Draft(*ROLLBACK, category="ops"))
+    vault.create(Draft("Office plants", "Water the ficus every Monday; the cactus monthly.\n"))
+    vault.create(Draft("Team lunch", "Thursday lunch is at the Thai place near the station.\n"))
+    vault.embed()
+    vault.close()
+
+
+def search_mem(base: str, query: str, token: str = TOKEN) -> dict[str, Any]:
+    """search_mem's structured answer over the server's /mcp, as an assistant gets it."""
+    call = {"name": "search_mem", "arguments": {"query": query, "limit": 20}}
+    answer = mcp_call(base, token, "tools/call", call)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json()["result"]["structuredContent"])
+
+
+def vectors_loaded(base: str, token: str = TOKEN) -> dict[str, Any]:
+    """search_mem's answer to PARAPHRASE once the server has loaded its vectors (it loads them
+    in the background as it starts; until then a search without a mode is by words)."""
+    deadline = time.monotonic() + patience(60)
+    while (answer := search_mem(base, PARAPHRASE, token))["mode"] != "hybrid":
+        assert time.monotonic() < deadline, "the server never loaded its vectors"
+        time.sleep(0.2)
+    return answer
+
+
+def test_a_search_without_a_mode_finds_what_search_mem_does_and_says_which_mode_ran(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedded_vault(vault_dir, monkeypatch)
+    with serving(vault_dir) as base, signed_in(base) as client:
+        assistant = vectors_loaded(base)
+        page = client.get("/api/search", params={"q": PARAPHRASE, "limit": "20"}).json()
+        words = client.get("/api/search", params={"q": "ficus", "mode": "keyword"}).json()
+    assert page["mode"] == "hybrid" and page["results"]
+    assert page["results"][0]["title"] == ROLLBACK[0]
+    assert [hit["id"] for hit in page["results"]] == [hit["id"] for hit in assistant["results"]]
+    assert page["total"] == assistant["total"]
+    assert words["mode"] == "keyword" and [h["title"] for h in words["results"]] == [
+        "Office plants"
+    ]

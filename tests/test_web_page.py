@@ -23,7 +23,15 @@ from memvault.service.vault import VaultService
 from .browser import Browser
 from .conftest import patience, write_file
 from .mcp_helpers import http_server
-from .test_web_api import mcp_call, memvault_ui, stale_notes
+from .test_web_api import (
+    PARAPHRASE,
+    ROLLBACK,
+    embedded_vault,
+    mcp_call,
+    memvault_ui,
+    stale_notes,
+    vectors_loaded,
+)
 
 pytestmark = pytest.mark.processes
 
@@ -579,3 +587,31 @@ def test_a_long_review_queue_shows_a_page_and_loads_the_rest_on_asking(
     titles = browser.run(f"[...{queue}.querySelectorAll('li > a')].map(a => a.innerText)")
     expected = [f"Old note {n}" for n in range(len(ids))] + ["Old deploy steps"]
     assert sorted(titles) == sorted(expected)
+
+
+def test_the_pages_search_runs_as_search_mem_does_and_says_how(
+    vault_dir: Path, browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedded_vault(vault_dir, monkeypatch)
+    with http_server(vault_dir, "--token", TOKEN) as (url, _process):
+        base = url.removesuffix("/mcp")
+        browser.errors.clear()
+        browser.open(f"{base}/?token={TOKEN}")
+        browser.wait_for("document.querySelectorAll('#results li').length === 3")
+        assert browser.run("document.querySelector('#f-mode').value") == ""
+        vectors_loaded(base, TOKEN)
+        browser.run("document.querySelector('#q').focus()")
+        browser.type(PARAPHRASE)
+        browser.wait_for("document.querySelector('#count').innerText.includes('meaning')", WAIT)
+        assert browser.text("#count").endswith("found by words and meaning")
+        assert browser.text("#results li .title") == ROLLBACK[0]
+        browser.run(
+            "{ const mode = document.querySelector('#f-mode'); mode.value = 'keyword';"
+            "mode.dispatchEvent(new Event('change')) }"
+        )
+        browser.wait_for("document.querySelector('#count').innerText === 'No memories match.'")
+        browser.run("document.querySelector('#q').select()")
+        browser.type("ficus")
+        browser.wait_for("document.querySelector('#count').innerText === '1 found by words'")
+        assert browser.errors == []
+        browser.open("about:blank")

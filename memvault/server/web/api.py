@@ -242,21 +242,23 @@ class WebApi:
     # -- reads -----------------------------------------------------------------------------
 
     def search(self, params: QueryParams) -> dict[str, Any]:
-        """Search as you type: hits with snippets and scores; no words lists the newest. By
-        words unless `mode` asks for meaning too (`hybrid`) or only (`semantic`): embedding
-        the query at every key costs more than the page's time for an answer."""
+        """Search as you type: hits with snippets and scores, and the `mode` that ran; no words
+        lists the newest. Without `mode`, search_mem's default (hybrid once the vault's notes
+        are embedded and loaded, by words before), so the page finds what an assistant does."""
         query = params.get("q", "").strip()
         limit = number(params, "limit", 20, 100)
         where = where_of(params)
         if not query:
             rows, total = self.vault.list_memories(where, "updated", limit)
             return {"total": total, "results": [plain(r) for r in rows], "listed": True}
-        mode = params.get("mode", "keyword")
-        if mode not in MODES:
+        mode = params.get("mode") or None
+        if mode is not None and mode not in MODES:
             raise Failed(400, f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        page = self.vault.search(query, limit, 0, where, cast(SearchMode, mode), count_use=False)
+        page = self.vault.search(
+            query, limit, 0, where, cast(SearchMode | None, mode), count_use=False
+        )
         hits = [{**plain(h), "snippet": self.snippet(h)} for h in page.results]
-        return {"total": page.total, "results": hits, "listed": False}
+        return {"total": page.total, "results": hits, "listed": False, "mode": page.mode}
 
     def snippet(self, hit: SearchHit) -> str:
         """A hit's snippet with its secrets masked, checked against the text it was cut from:

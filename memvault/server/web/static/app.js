@@ -146,9 +146,12 @@ async function search() {
   }
 }
 
+// How a search ranked (its answer's `mode`): without a mode asked, the server's default ran.
+const RANKED = { keyword: "by words", hybrid: "by words and meaning", semantic: "by meaning" };
+
 function showResults(page) {
   const count = page.total === 0 ? "No memories match." :
-    page.listed ? `${page.total} ${page.total === 1 ? "memory" : "memories"}, newest first` : `${page.total} found`;
+    page.listed ? `${page.total} ${page.total === 1 ? "memory" : "memories"}, newest first` : `${page.total} found ${RANKED[page.mode]}`;
   $("#count").textContent = count;
   clear($("#results"), page.results.map((hit) => {
     const meta = [hit.category, hit.scope && "scope " + hit.scope, hit.age].filter(Boolean).join(" · ");
