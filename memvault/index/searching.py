@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sqlite3
 import threading
 from collections import Counter
@@ -171,28 +172,29 @@ class Search:
         ]
 
     def passages(self, path: str, text: str, margin: int) -> list[str]:
-        """Up to PASSAGES places where `text` stands in the body of the note at `path`, each
-        with `margin` characters either side (at most a section's), as the index holds the
-        body: a few sections read, never the file."""
+        """Up to PASSAGES places where the words of `text` stand one after another in the body
+        of the note at `path` (whatever markup lies between them: a snippet is plain text),
+        each with `margin` characters either side (at most a section's), as the index holds
+        the body: a few sections read, never the file."""
         note = self._names.rowid(path)
-        if note is None:
+        words = re.findall(r"[^\W_]+", fts_text(text))
+        if note is None or not words:
             return []
-        wanted = fts_text(text)
+        spaced = re.compile(r"[\W_]+".join(re.escape(word) for word in words))
         margin = min(margin, SECTION_CHARS)
         first, last = section_rowids(note)
         found: list[str] = []
-        for rowid, body in self._pool.query(*holding_sql(note, wanted, PASSAGES)):
-            start = body.find(wanted)
-            while start >= 0 and len(found) < PASSAGES:
-                end = start + len(wanted)
-                before = body[max(start - margin, 0) : start]
-                after = body[end : end + margin]
+        for rowid, body in self._pool.query(*holding_sql(note, " ".join(words), PASSAGES)):
+            for held in spaced.finditer(body):
+                if len(found) == PASSAGES:
+                    break
+                before = body[max(held.start() - margin, 0) : held.start()]
+                after = body[held.end() : held.end() + margin]
                 if len(before) < margin and rowid > first:
                     before = self._section(rowid - 1)[len(before) - margin :] + before
                 if len(after) < margin and rowid < last:
                     after += self._section(rowid + 1)[: margin - len(after)]
-                found.append(display_text(before + body[start:end] + after))
-                start = body.find(wanted, start + 1)
+                found.append(display_text(before + held.group() + after))
         return found
 
     def _section(self, rowid: int) -> str:

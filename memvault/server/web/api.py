@@ -29,7 +29,7 @@ from memvault.server.tools.common import one_line
 from memvault.server.web.secrets import (
     MARGIN,
     Mask,
-    anchor,
+    anchors,
     core,
     masked_snippet,
     refuse_marker_over_secret,
@@ -268,7 +268,11 @@ class WebApi:
         start, end = core(plain)
         if start == end:
             return ""
-        around = self.vault.passages(hit.path, anchor(hit.snippet), MARGIN)
+        around: list[str] = []
+        for text in anchors(hit.snippet):
+            around = self.vault.passages(hit.path, text, MARGIN)
+            if around:
+                break
         if plain[start:end] in hit.title:
             around.append(hit.title)
         return masked_snippet(hit.snippet, around) if around else ""

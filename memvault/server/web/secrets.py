@@ -137,14 +137,15 @@ def core(plain: str) -> tuple[int, int]:
     return start, max(start, len(plain.rstrip(ELLIPSIS + " \n\t")))
 
 
-def anchor(snippet: str) -> str:
-    """The longest run of a snippet between its marks and ellipses (a text its memory holds as
-    it is), cut at a blank within ANCHOR characters: what the index is asked to find."""
+def anchors(snippet: str) -> list[str]:
+    """The runs of a snippet between its marks and ellipses, longest first, each cut at a
+    blank within ANCHOR characters: what the index is asked to find of it, in turn (a run
+    that spans a link's shown text is not in the body as the snippet shows it)."""
     runs = [run.strip() for run in re.split(r"\*\*|…", snippet) if _TEXT.search(run)]
-    longest = max(runs, key=len, default="")
-    if len(longest) > ANCHOR:
-        longest = longest[:ANCHOR].rsplit(maxsplit=1)[0]
-    return longest
+    return [
+        run if len(run) <= ANCHOR else run[:ANCHOR].rsplit(maxsplit=1)[0]
+        for run in sorted(runs, key=len, reverse=True)
+    ]
 
 
 def secrets_shown_masked(memory: Memory, body: str) -> str | None:
