@@ -270,3 +270,10 @@ def test_a_vault_without_vectors_writes_without_loading_the_model(vault_dir: Pat
     for package in ("numpy", "onnxruntime"):
         output = run_and_list_modules(vault_dir, commands, package, env)
         assert output[-1] == "[]", package
+
+
+def test_bare_memvault_prints_its_help_and_exits_0() -> None:
+    result = CliRunner().invoke(main, [], prog_name="memvault")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.startswith("Usage: memvault [OPTIONS] COMMAND [ARGS]...")
+    assert "Commands:" in result.stdout and "error:" not in result.stdout

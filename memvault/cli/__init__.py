@@ -49,6 +49,14 @@ class Face(click.Group):
     (`--debug` shows it): a memvault error says what to do next; bad options say what is
     wrong with them; anything else is an internal error, given with its reason."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Bare `memvault` prints its help on stdout and exits 0, as `git` does: asking what
+        the command does is no error (click 8.2 on makes it a usage error, exit 2)."""
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
     def make_context(
         self,
         info_name: str | None,
