@@ -28,9 +28,9 @@ PORT ?= 3000
 run: compile
 	$(BIN)/memvault --vault "$(VAULT)" serve --transport http --host 127.0.0.1 --port $(PORT)
 
-# The web page (`memvault ui`: a free port, opens the browser).
+# The web page (`memvault ui`: a free port, opens the browser); `make ui VAULT=~/notes` too.
 ui: compile
-	$(BIN)/memvault --vault memories ui
+	$(BIN)/memvault --vault "$(VAULT)" ui
 
 # Debian's chromium, for the web page's browser tests (tests/test_web_page.py), when missing.
 chromium:

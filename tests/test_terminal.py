@@ -162,6 +162,17 @@ def test_make_run_takes_vault_and_port() -> None:
     assert '--vault "/tmp/other vault" serve' in dry.stdout and "--port 3999" in dry.stdout
 
 
+@pytest.mark.processes
+def test_make_ui_takes_vault() -> None:
+    dry = subprocess.run(
+        ["make", "-n", "ui", "VAULT=/tmp/other vault"],
+        cwd=Path(__file__).parent.parent,
+        capture_output=True,
+        text=True,
+    )
+    assert '--vault "/tmp/other vault" ui' in dry.stdout
+
+
 def serve_then_interrupt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Start `memvault serve`, wait for its start-up line, then press Ctrl-C (SIGINT). The
     start-up line is read from the pipe's descriptor, unbuffered, so that the stderr returned
