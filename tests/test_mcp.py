@@ -449,9 +449,10 @@ def test_a_busy_port_is_a_one_line_error(vault_dir: Path) -> None:
 
 
 def test_stdio_keeps_stdout_for_protocol_only(vault_dir: Path) -> None:
+    """Even at the debug level (given in any case), whose logs go to stderr."""
     messages = raw_call("read_mem", {"identifier": "missing"})
     process = subprocess.Popen(
-        [*MEMVAULT, "--vault", str(vault_dir), "serve", "--log-level", "DEBUG"],
+        [*MEMVAULT, "--vault", str(vault_dir), "serve", "--log-level", "debug"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -471,6 +472,7 @@ def test_stdio_keeps_stdout_for_protocol_only(vault_dir: Path) -> None:
     assert process.stdout.read() == ""
     process.stdout.close()
     assert process.stderr is not None
+    assert any(line.startswith("DEBUG ") for line in process.stderr.read().splitlines())
     process.stderr.close()
 
 

@@ -127,7 +127,7 @@ def http_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--log-level",
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
     default="WARNING",
     show_default=True,
     help="Logs go to stderr.",
