@@ -64,6 +64,18 @@ def test_cli_usage_errors_are_one_line_with_where_the_help_is(vault_dir: Path) -
         assert (code, out, err) == (2, "", f"error: {line}\n")
 
 
+def test_a_page_of_the_list_says_which_of_how_many_it_shows(vault_dir: Path) -> None:
+    for n in range(5):
+        write_file(vault_dir, f"note-{n}.md", f"# Note {n}\n\nText {n}.\n")
+    assert run(vault_dir, "list", "--limit", "1")[2] == "5 memories; showing 1 of 5.\n"
+    assert run(vault_dir, "list", "--limit", "2", "--offset", "2")[2] == (
+        "5 memories; showing 3-4 of 5.\n"
+    )
+    assert run(vault_dir, "search", "text", "--limit", "3")[2] == (
+        "5 memories match 'text'; showing 3 of 5.\nMore match: --offset 3.\n"
+    )
+
+
 @pytest.mark.processes
 async def test_tool_errors_name_tool_parameters(vault_dir: Path) -> None:
     async with stdio_session(vault_dir) as session:
@@ -116,9 +128,10 @@ def test_cli_counts_and_times_read_as_a_person_says_them(vault_dir: Path) -> Non
     assert run(vault_dir, "search", "retries")[2] == "1 memory matches 'retries'.\n"
     run(vault_dir, "write", "--title", "Retry budget", "Retries cost money.")
     assert run(vault_dir, "search", "retries", "--limit", "1")[2] == (
-        "2 memories match 'retries'; showing number 1.\nMore match: --offset 1.\n"
+        "2 memories match 'retries'; showing 1 of 2.\nMore match: --offset 1.\n"
     )
-    assert run(vault_dir, "list", "--offset", "1")[2] == "2 memories; showing number 2.\n"
+    assert run(vault_dir, "list", "--limit", "1")[2] == "2 memories; showing 1 of 2.\n"
+    assert run(vault_dir, "list", "--offset", "1")[2] == "2 memories; showing number 2 of 2.\n"
     assert run(vault_dir, "list", "--offset", "5")[2] == "2 memories; none past 5.\n"
     assert run(vault_dir, "stats")[1].startswith("2 memories, ")
     assert run(vault_dir, "reindex")[1].startswith("indexed 2 notes in ")

@@ -133,14 +133,17 @@ def cut_line(text: str, width: int) -> str:
 
 
 def _showing(shown: int, total: int, offset: int) -> str:
-    """Which of `total` a page shows, when not all: "; showing 11-20", "; none past 40"."""
+    """Which of `total` a page shows, when not all: "; showing 2 of 5" from the first,
+    "; showing 11-20 of 45" or "; showing number 11 of 45" further on, "; none past 40"."""
     if shown == total:
         return ""
     if shown == 0:
         return f"; none past {offset:,}"
+    if offset == 0:
+        return f"; showing {shown:,} of {total:,}"
     if shown == 1:
-        return f"; showing number {offset + 1:,}"
-    return f"; showing {offset + 1:,}-{offset + shown:,}"
+        return f"; showing number {offset + 1:,} of {total:,}"
+    return f"; showing {offset + 1:,}-{offset + shown:,} of {total:,}"
 
 
 # How a search ranked, said after its count when not by words alone.
