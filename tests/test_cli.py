@@ -134,6 +134,30 @@ def test_check_reports_and_fixes(vault_dir: Path) -> None:
     assert run(vault_dir, "check")[0] == 0
 
 
+def test_check_names_each_broken_link_once_with_its_lines(vault_dir: Path) -> None:
+    write_file(
+        vault_dir,
+        "notes/a.md",
+        "---\ntitle: A\n---\n\nSee [[missing]] and [[gone#Part|there]].\n\n"
+        "Again [[missing]], `[[missing]]` in code.\n[[Missing.md]] ![[pic.png]]\n"
+        "\n## Related\n- [[missing]]\n",
+    )
+    write_file(vault_dir, "b.md", "Only [[gone]].\n")
+    code, out, _ = run(vault_dir, "check")
+    assert code == 1
+    assert out.splitlines()[:3] == [
+        "broken link: b.md:1: [[gone]]",
+        "broken link: notes/a.md:5: [[missing]] (also on lines 7, 8, 11)",
+        "broken link: notes/a.md:5: [[gone]]",
+    ]
+    code, out, _ = run(vault_dir, "check", "--json")
+    assert json.loads(out)["broken_links"] == [
+        {"source": "b.md", "target": "gone", "lines": [1]},
+        {"source": "notes/a.md", "target": "missing", "lines": [5, 7, 8, 11]},
+        {"source": "notes/a.md", "target": "gone", "lines": [5]},
+    ]
+
+
 def checksums(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()

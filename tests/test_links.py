@@ -9,7 +9,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.core.drafts import Draft, Revision
-from memvault.core.records import DuplicateId, LinkPair
+from memvault.core.records import BrokenLink, DuplicateId, LinkPair
 from memvault.errors import Invalid
 from memvault.service.vault import VaultService
 
@@ -77,7 +77,7 @@ def test_rename_rewrites_every_inbound_link_keeping_its_parts(
         "| t | [[new-name\\|cell]] |\n"
     )
     assert {row.source for row in vault.backlinks(vault.get(old.id))} == {"b/source.md"}
-    assert vault.upkeep.check().broken_links == [LinkPair("b/source.md", "unrelated")]
+    assert vault.upkeep.check().broken_links == [BrokenLink("b/source.md", "unrelated", [2])]
 
 
 def test_rename_leaves_files_without_frontmatter_without_frontmatter(
@@ -126,7 +126,9 @@ def test_check_finds_and_fixes_one_sided_links_and_duplicate_ids(
 
 def test_dangling_links_resolve_when_their_target_appears(vault: VaultService) -> None:
     vault.create(Draft("Source", "Points at [[Future note]]."))
-    assert vault.upkeep.check().broken_links == [LinkPair("source.md", "Future note")]
+    lines = (vault.root / "source.md").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "[[Future note]]" in text)
+    assert vault.upkeep.check().broken_links == [BrokenLink("source.md", "Future note", [line])]
     vault.create(Draft("Future note", "here now"))
     assert vault.upkeep.check().broken_links == []
     assert [r.target for r in vault.outgoing(vault.get("source"))] == ["future-note.md"]

@@ -18,7 +18,7 @@ from memvault.cli import (
     service,
 )
 from memvault.cli.terminal import with_progress
-from memvault.core.records import CheckReport, Maintenance, Skipped
+from memvault.core.records import BrokenLink, CheckReport, Maintenance, Skipped
 from memvault.core.secrets import SecretPolicy
 from memvault.presentation.lines import semantic_line
 from memvault.words import count, memories
@@ -119,8 +119,8 @@ def echo_check(out: CheckReport) -> None:
     """What check found (and fixed), one line each."""
     for fixed in out.fixed:
         click.echo(f"fixed: {fixed}")
-    for pair in out.broken_links:
-        click.echo(f"broken link: {pair.source} -> [[{pair.target}]]")
+    for broken in out.broken_links:
+        click.echo(broken_line(broken))
     for pair in out.one_sided_links:
         click.echo(f"one-sided link: {pair.source} -> {pair.target} (not back)")
     for duplicate in out.duplicate_ids:
@@ -143,6 +143,15 @@ def echo_check(out: CheckReport) -> None:
         )
     if out.clean:
         click.echo("vault is clean")
+
+
+def broken_line(broken: BrokenLink) -> str:
+    """A broken link where it is, as `a.md:3: [[gone]]` (editors open path:line at the line),
+    with the other lines it is on: `(also on lines 7, 9)`; the path alone when none is known."""
+    place = ":".join([broken.source, *map(str, broken.lines[:1])])
+    more = broken.lines[1:]
+    also = f" (also on line{'s' if len(more) > 1 else ''} {', '.join(map(str, more))})"
+    return f"broken link: {place}: [[{broken.target}]]{also if more else ''}"
 
 
 @main.command()

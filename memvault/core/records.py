@@ -367,6 +367,16 @@ class LinkPair:
 
 
 @dataclass
+class BrokenLink:
+    """A link to no note, once for each note and name it names (as first written there), with
+    the lines of the file it is on (none when the file cannot be read now)."""
+
+    source: str
+    target: str
+    lines: list[int]
+
+
+@dataclass
 class DuplicateId:
     id: str
     paths: list[str]
@@ -405,7 +415,7 @@ class CheckReport:
     """What `memvault check` found, and with `--fix`, what it repaired; `clean` when nothing
     is left to report."""
 
-    broken_links: list[LinkPair] = field(default_factory=list)
+    broken_links: list[BrokenLink] = field(default_factory=list)
     one_sided_links: list[LinkPair] = field(default_factory=list)
     duplicate_ids: list[DuplicateId] = field(default_factory=list)
     malformed: list[Malformed] = field(default_factory=list)

@@ -7,9 +7,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from memvault.core import clock
+from memvault.core.document import Document
+from memvault.core.markdown import find_links
 from memvault.core.memory import new_id
 from memvault.core.records import (
     AmbiguousLink,
+    BrokenLink,
     CheckReport,
     DuplicateId,
     FileSecret,
@@ -22,6 +25,7 @@ from memvault.core.secrets import find_secrets
 from memvault.errors import MemvaultError
 from memvault.index.appends import APPEND_DAYS
 from memvault.index.database import Index
+from memvault.index.rows import link_key
 from memvault.storage.files import VaultStore
 from memvault.writes.links import LinkService
 from memvault.writes.writer import Writer
@@ -36,13 +40,52 @@ def find_problems(
     malformed = [Malformed(*found) for found in index.reports.problems()]
     known = {bad.path for bad in malformed}
     return CheckReport(
-        broken_links=[LinkPair(*pair) for pair in index.reports.dangling()],
+        broken_links=broken_links(index, store),
         one_sided_links=[LinkPair(*pair) for pair in links.one_sided()],
         duplicate_ids=[DuplicateId(*found) for found in index.reports.duplicate_ids()],
         malformed=malformed,
         ambiguous_links=[AmbiguousLink(*found) for found in index.reports.ambiguous()],
         unreadable=[s for s in skipped if s.path not in known],
         lost_appends=lost_appends(index, store),
+    )
+
+
+def broken_links(index: Index, store: VaultStore) -> list[BrokenLink]:
+    """Every link to no note, once for each note and name (`[[Gone]]` twice, or `[[gone]]`
+    and `[[Gone.md]]`, are one), with the lines of the file it is on: the files of notes
+    with broken links are read, each once."""
+    written: dict[tuple[str, str], list[str]] = {}
+    for source, raw in index.reports.dangling():
+        written.setdefault((source, link_key(raw)), []).append(raw)
+    docs: dict[str, Document | None] = {}
+    found = []
+    for (source, _key), names in written.items():
+        if source not in docs:
+            docs[source] = _document(store, source)
+        doc = docs[source]
+        found.append(BrokenLink(source, names[0], [] if doc is None else _lines(doc, set(names))))
+    return found
+
+
+def _document(store: VaultStore, path: str) -> Document | None:
+    """A note's parsed file, or None when it went or cannot be read since it was indexed."""
+    try:
+        return store.read(path)[1]
+    except (OSError, MemvaultError):
+        return None
+
+
+def _lines(doc: Document, names: set[str]) -> list[int]:
+    """The lines of the file (from 1, the frontmatter counted) of the links in its body to a
+    target written as one of `names`."""
+    first = doc.head.count("\n") + 1
+    body = doc.body
+    return sorted(
+        {
+            first + body.count("\n", 0, link.start)
+            for link in find_links(body)
+            if link.target in names and not link.is_attachment
+        }
     )
 
 
