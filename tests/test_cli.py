@@ -109,6 +109,20 @@ def test_reindex_json_summary(vault_dir: Path) -> None:
     assert summary["seconds"] >= 0
 
 
+def test_broken_frontmatter_is_said_at_its_line_by_check_read_and_reindex(
+    vault_dir: Path,
+) -> None:
+    write_file(vault_dir, "bad.md", "---\ntitle: Bad\nsummary: a: b\n---\nBody.\n")
+    problem = (
+        "frontmatter line 3 is not valid YAML: a ':' is not allowed here (a ': ' inside a value"
+        " that is not in quotes?)"
+    )
+    reindexed = json.loads(run(vault_dir, "reindex", "--json")[1])
+    assert reindexed["skipped"] == [{"path": "bad.md", "reason": f"indexed read-only: {problem}"}]
+    assert f"malformed: bad.md: {problem}\n" in run(vault_dir, "check")[1]
+    assert json.loads(run(vault_dir, "read", "bad.md", "--json")[1])["problem"] == problem
+
+
 def test_reindex_of_a_missing_vault_fails(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("not a folder")

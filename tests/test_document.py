@@ -42,9 +42,31 @@ def test_crlf_and_bom_are_kept_when_frontmatter_changes() -> None:
 
 def test_broken_yaml_is_reported_not_raised() -> None:
     doc = parse_document("---\ntitle: [broken\n---\n# Heading\n")
-    assert doc.error is not None and "YAML" in doc.error
+    assert doc.error == "frontmatter line 2 is not valid YAML: a [ list ] that is never closed"
     assert not doc.writable
     assert doc.body == "# Heading\n"
+
+
+def test_broken_yaml_is_said_in_plain_words_at_the_line_of_the_file() -> None:
+    colon = "a ':' is not allowed here (a ': ' inside a value that is not in quotes?)"
+    for text, line, words in [
+        ("---\ntitle: x\nsummary: a: b\n---\n", 3, colon),
+        ("\ufeff---\r\ntitle: x\r\nsummary: a: b\r\n---\r\n", 3, colon),
+        ("---\ntitle: x\ntags: [a, b\nday: 1\n---\n", 3, "a [ list ] that is never closed"),
+        (
+            "---\ntitle: 'open\nday: 1\n---\n",
+            2,
+            "the frontmatter ends inside a value (a quote not closed?)",
+        ),
+        ("---\ntitle: x\n\tday: 1\n---\n", 3, "a tab where YAML wants spaces"),
+        ("---\ntitle: x\nday\n---\n", 3, "a key with no ':' after it"),
+    ]:
+        error = parse_document(text).error
+        assert error == f"frontmatter line {line} is not valid YAML: {words}", text
+    control = parse_document('---\ntitle: x\nday: "a\x07"\n---\n').error
+    assert control is not None and control.startswith(
+        "frontmatter line 3 is not valid YAML: a character YAML does not allow (#x0007: "
+    )
 
 
 def test_frontmatter_that_is_not_a_mapping_is_a_problem() -> None:

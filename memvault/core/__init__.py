@@ -3,6 +3,7 @@
 - `memory`: the `Memory` record and how a file becomes one; limits, slugs (capped in UTF-8
   bytes, device names avoided), the archive folder's name.
 - `document`: frontmatter + body, parsed and rendered without losing a byte.
+- `yaml_errors`: what is wrong with frontmatter YAML, in plain words at the file's line.
 - `markdown`: bodies: links, tags, sections, the Related list, plain text.
 - `body_edits`: an edit of a body as one value (`BodyEdit`), each step sized before it is built.
 - `properties`: the frontmatter keys memvault does not own (Obsidian's properties): what a caller

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from memvault.core.yaml_errors import yaml_problem
+
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # libyaml's emitter is several times faster than PyYAML's own, and writes the same text for
 # printable characters of the Basic Multilingual Plane; it escapes the rest (an emoji becomes
@@ -145,7 +147,7 @@ def _load_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
             return {}, "frontmatter uses YAML anchors or aliases (& and *), which memvault refuses"
         data = yaml.load(raw, Loader=_Loader)  # a safe loader: C or pure-Python SafeLoader
     except yaml.YAMLError as exc:
-        return {}, f"frontmatter is not valid YAML: {' '.join(str(exc).split())}"
+        return {}, yaml_problem(exc, raw)
     except _BUILD_ERRORS as exc:
         # PyYAML builds tagged values (dates, !!int) with plain calls that raise these.
         return {}, f"frontmatter has a value YAML cannot read: {exc}"
