@@ -24,6 +24,11 @@ class NotFound(MemvaultError):
         self.suggestions = suggestions or []
 
 
+class NotAVault(MemvaultError):
+    """A command that needs a vault was pointed at a folder that is not one (nothing was
+    created there)."""
+
+
 class Invalid(MemvaultError):
     """The caller's input is malformed, out of bounds or unsafe."""
 

@@ -87,6 +87,7 @@ def test_write_read_edit_link_list_search_rm(vault_dir: Path) -> None:
 
 
 def test_errors_are_one_line_on_stderr_with_a_non_zero_exit(vault_dir: Path) -> None:
+    write_file(vault_dir, "note.md", "A note.\n")
     code, out, err = run(vault_dir, "read", "nothing-here")
     assert code == 1 and out == ""
     assert err.startswith("error: no memory 'nothing-here'") and "Traceback" not in err

@@ -147,8 +147,56 @@ def test_a_vault_that_does_not_exist_is_an_error_not_created(
     assert run(missing, "--create", "write", "--title", "First", "x")[0] == 0
     assert (missing / "first.md").exists()
     monkeypatch.chdir(tmp_path)
-    assert CliRunner().invoke(main, ["list"], env={"MEMVAULT_VAULT": None}).exit_code == 0
-    assert (tmp_path / "memories").is_dir()
+    default = CliRunner().invoke(main, ["list"], env={"MEMVAULT_VAULT": None})
+    assert default.exit_code == 1 and "memories is not a vault: it does not exist" in default.stderr
+    assert not (tmp_path / "memories").exists()
+    write = ["write", "--title", "First", "x"]
+    assert CliRunner().invoke(main, write, env={"MEMVAULT_VAULT": None}).exit_code == 0
+    assert (tmp_path / "memories" / "first.md").exists()
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under `root`."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes() if path.is_file() else None
+        for path in root.rglob("*")
+    }
+
+
+def test_a_folder_that_is_not_a_vault_is_not_made_one_by_a_read(tmp_path: Path) -> None:
+    folder = tmp_path / "etc"
+    write_file(folder, "passwd", "root:x:0:0:root:/root:/bin/bash\n")
+    write_file(folder, ".obsidian/notes.md", "# Hidden, so no memory\n")
+    before = tree(folder)
+    reads = [
+        ["read", "passwd"],
+        ["search", "root"],
+        ["list"],
+        ["similar", "passwd"],
+        ["context"],
+        ["stats"],
+        ["export"],
+        ["check"],
+        ["edit", "passwd", "--title", "x"],
+        ["rm", "--yes", "passwd"],
+        ["sync"],
+    ]
+    for args in reads:
+        assert run(folder, *args) == (
+            1,
+            "",
+            f"error: {folder} is not a vault: it holds no markdown notes and no index; check the"
+            " path, or start a vault there with `memvault write` (or --create, before the"
+            " command)\n",
+        ), args
+    assert tree(folder) == before
+    assert run(folder, "--create", "list")[0] == 0 and (folder / ".memvault").is_dir()
+
+
+def test_a_write_starts_a_vault_in_an_empty_folder(vault_dir: Path) -> None:
+    assert run(vault_dir, "list")[0] == 1
+    assert run(vault_dir, "write", "--title", "First", "x")[0] == 0
+    assert run(vault_dir, "list")[1].startswith("First (id ")
 
 
 @pytest.mark.processes

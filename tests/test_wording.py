@@ -23,10 +23,10 @@ def anyio_backend() -> str:
 
 
 def test_cli_errors_name_cli_options_and_commands(vault_dir: Path) -> None:
+    assert run(vault_dir, "write", "--title", "Deploy order", "Migrations first, twice.")[0] == 0
     assert run(vault_dir, "read", "nothing-here")[2] == (
         "error: no memory 'nothing-here'; use `memvault search` to find memories by what they say\n"
     )
-    assert run(vault_dir, "write", "--title", "Deploy order", "Migrations first, twice.")[0] == 0
     code, _, err = run(vault_dir, "write", "--title", "Deploy order", "Other text.")
     assert code == 1
     assert (
@@ -118,7 +118,7 @@ async def test_invalid_arguments_are_one_readable_line_per_field(vault_dir: Path
 
 
 def test_cli_counts_and_times_read_as_a_person_says_them(vault_dir: Path) -> None:
-    assert run(vault_dir, "list")[2] == "No memories.\n"
+    assert run(vault_dir, "--create", "list")[2] == "No memories.\n"
     assert run(vault_dir, "search", "retries")[2] == "No memories match 'retries'.\n"
     write_file(vault_dir, "retries.md", "# Payment retries\n\nRetries back off.\n")
     _, out, err = run(vault_dir, "list")

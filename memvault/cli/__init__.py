@@ -150,7 +150,10 @@ def failure_line(error: Exception) -> str:
     "each MCP client's name].",
 )
 @click.option(
-    "--create", is_flag=True, help="Create the vault folder if it does not exist (./memories is)."
+    "--create",
+    is_flag=True,
+    help="Make a new vault: create its folder (./memories needs no --create for a write), or "
+    "let any command start one in a folder that is not a vault yet.",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.version_option(package_name="memvault", message="memvault %(version)s")
@@ -183,6 +186,7 @@ def main(
         return ctx.get_parameter_source(name) is not ParameterSource.DEFAULT
 
     ctx.meta["memvault.vault_must_exist"] = given("vault") and not create
+    ctx.meta["memvault.create"] = create
     settings = Settings(
         vault=vault, index_path=index_path, query_timeout=query_timeout, embed_model=embed_model
     )
@@ -225,11 +229,13 @@ def writer(ctx: click.Context) -> str | None:
 
 
 @contextmanager
-def service(ctx: click.Context, fill: bool = True) -> Iterator[VaultService]:
+def service(ctx: click.Context, fill: bool = True, start: bool = False) -> Iterator[VaultService]:
     """The vault the global options name, open for one command; its index brought up to date
     (with a progress bar on a terminal when the first command on a big vault builds it)
-    unless not `fill`."""
-    vault = VaultService.open(settings_of(ctx), fill=False)
+    unless not `fill`. Only a command that adds memories (`start`) or --create makes a vault
+    of a folder that is not one: a read of /etc is an error, and leaves /etc as it was."""
+    start = start or bool(ctx.meta.get("memvault.create"))
+    vault = VaultService.open(settings_of(ctx), fill=False, start=start)
     try:
         if fill:
             with_progress(

@@ -103,7 +103,7 @@ def write(
         raise Invalid(
             "the content is empty; give the memory's text as CONTENT or on standard input"
         )
-    with service(ctx) as vault:
+    with service(ctx, start=True) as vault:
         draft = Draft(
             title,
             body,
@@ -369,7 +369,7 @@ def session_notes(
         list(open_questions),
         dict(key_value(item) for item in properties),
     )
-    with service(ctx) as vault:
+    with service(ctx, start=True) as vault:
         notes = save_session_notes(vault, fields, scope, secrets, writer(ctx))
     if as_json:
         from memvault.presentation.output import SessionOut

@@ -207,7 +207,7 @@ def import_(ctx: click.Context, file: TextIO, secrets: SecretPolicy, as_json: bo
     )
 
     records = load(file.read())
-    with service(ctx) as vault:
+    with service(ctx, start=True) as vault:
         report = import_records(vault, records, secrets)
     if as_json:
         emit(report)

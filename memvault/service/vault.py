@@ -28,7 +28,7 @@ from memvault.core.records import (
     Succession,
     Usage,
 )
-from memvault.errors import Invalid
+from memvault.errors import Invalid, NotAVault
 from memvault.index import sync
 from memvault.index.database import Index
 from memvault.index.search_sql import SORTS
@@ -39,8 +39,21 @@ from memvault.service.memory_writes import MemoryWrites
 from memvault.service.parts import VaultParts
 from memvault.service.upkeep import Upkeep
 from memvault.storage.files import VaultStore
+from memvault.words import Message, Term, command
 
 log = logging.getLogger(__name__)
+
+
+def not_a_vault(root: Path) -> Message:
+    """Why a folder cannot be read as a vault, and how to start one there."""
+    why = "does not exist" if not root.exists() else "holds no markdown notes and no index"
+    return (
+        f"{root} is not a vault: it {why}; check the path, or start a vault there with ",
+        command("write_mem", "write"),
+        " (or ",
+        Term("create=true", "--create, before the command"),
+        ")",
+    )
 
 
 class VaultService:
@@ -88,10 +101,16 @@ class VaultService:
         self.upkeep = Upkeep(parts, writes.archive)
 
     @classmethod
-    def open(cls, settings: Settings, fill: bool = True) -> VaultService:
+    def open(cls, settings: Settings, fill: bool = True, start: bool = True) -> VaultService:
         """Open (and create if needed) the vault and index, and fill the index (`Upkeep.fill`)
-        unless `fill` is off (for a caller about to rebuild, or with a walk to fill from)."""
+        unless `fill` is off (for a caller about to rebuild, or with a walk to fill from).
+
+        Unless `start`, a folder that is not a vault yet (no index, no markdown note: /etc, a
+        typo, an empty folder) is NotAVault and nothing is created: only a caller that adds
+        memories starts a vault."""
         store = VaultStore(settings.vault)
+        if not start and not (store.holds_vault() or settings.index_file.exists()):
+            raise NotAVault(not_a_vault(store.root))
         store.ensure()
         fallback = cached_index(Path(settings.vault))
         index = Index(settings.index_file, settings.query_timeout, fallback)

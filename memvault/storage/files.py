@@ -87,6 +87,13 @@ class VaultStore:
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
+    def holds_vault(self) -> bool:
+        """Whether the folder is a vault already: memvault's own folder is in it, or a markdown
+        note (the walk stops at the first one found)."""
+        if not self.root.is_dir():
+            return False
+        return self.state_dir.is_dir() or next(self.walk(), None) is not None
+
     def ensure(self) -> None:
         """Create the vault folder if missing (a read-only vault that exists is fine)."""
         try:
