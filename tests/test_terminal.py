@@ -196,7 +196,7 @@ def test_a_folder_that_is_not_a_vault_is_not_made_one_by_a_read(tmp_path: Path) 
 def test_a_write_starts_a_vault_in_an_empty_folder(vault_dir: Path) -> None:
     assert run(vault_dir, "list")[0] == 1
     assert run(vault_dir, "write", "--title", "First", "x")[0] == 0
-    assert run(vault_dir, "list")[1].startswith("First (id ")
+    assert run(vault_dir, "list")[1].startswith("First (first, ")
 
 
 @pytest.mark.processes
