@@ -12,7 +12,8 @@ import pytest
 
 from memvault.config import Settings
 from memvault.core.drafts import Draft, WriteOptions
-from memvault.core.records import AmbiguousLink, Filter, Usage
+from memvault.core.records import Filter, Usage
+from memvault.core.reports import AmbiguousLink
 from memvault.index.sync import file_rows
 from memvault.service.vault import VaultService
 from memvault.storage.files import VaultStore

@@ -9,7 +9,7 @@ import pytest
 
 from memvault.config import Settings
 from memvault.core.drafts import Draft, Revision
-from memvault.core.records import BrokenLink, DuplicateId, LinkPair
+from memvault.core.reports import BrokenLink, DuplicateId, LinkPair
 from memvault.errors import Invalid
 from memvault.service.vault import VaultService
 

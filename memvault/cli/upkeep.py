@@ -18,7 +18,8 @@ from memvault.cli import (
     service,
 )
 from memvault.cli.terminal import with_progress
-from memvault.core.records import BrokenLink, CheckReport, Maintenance, Skipped
+from memvault.core.records import Skipped
+from memvault.core.reports import BrokenLink, CheckReport, Maintenance
 from memvault.core.secrets import SecretPolicy
 from memvault.presentation.lines import semantic_line
 from memvault.words import count, memories

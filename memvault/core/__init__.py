@@ -10,7 +10,8 @@
   may set, merges, the text each value is indexed as, `supersedes`/`superseded_by` links.
 - `drafts`: what a caller asks a write for, handed over whole: `Draft` (a new memory),
   `Revision` (a change to one), `WriteOptions` (who writes, duplicates, secrets, guards).
-- `records`: the records the service returns (search hits, rows, reports, summaries).
+- `records`: the records the service returns (search hits, pages, rows, links, briefings).
+- `reports`: what upkeep and `check` report (summaries, the problems found, an import).
 - `secrets`: secrets in text (kind and line), redaction, and the screen every write passes.
 - `clock`, `timespec`, `expiry`: the time; `since`/`until` as people write them; expiry dates
   from `expires_at`/`ttl_days`.

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from typing import Any
 
 from memvault.core.memory import Memory, path_problem
-from memvault.core.records import Filter, ImportReport, Recall, Usage
+from memvault.core.records import Filter, Recall, Usage
+from memvault.core.reports import ImportReport
 from memvault.core.secrets import SecretPolicy
 from memvault.errors import Invalid, MemvaultError
 from memvault.presentation.output import LinkEnd, MemoryOut, distinct_targets

@@ -12,7 +12,8 @@ from typing import Generic, Literal, TypeVar, get_args
 from memvault.config import ContextSettings
 from memvault.core import clock
 from memvault.core.memory import Memory
-from memvault.core.records import DuplicatePair, Filter, NoteRow, SemanticStatus, Stats
+from memvault.core.records import Filter, NoteRow, SemanticStatus, Stats
+from memvault.core.reports import DuplicatePair
 from memvault.presentation.lines import check_problems
 from memvault.service.vault import VaultService
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from memvault import workers
 from memvault.core.document import parse_document
 from memvault.core.memory import content_hash, memory_from
-from memvault.core.records import FileInfo, Progress, RebuildSummary, Skipped, SyncSummary
+from memvault.core.records import FileInfo, Progress, Skipped
+from memvault.core.reports import RebuildSummary, SyncSummary
 from memvault.errors import MemvaultError
 from memvault.index.database import Index
 from memvault.index.rows import NoteRows, note_rows, with_known_time

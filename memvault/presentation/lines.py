@@ -11,7 +11,6 @@ from memvault.core.markdown import to_plain
 from memvault.core.memory import Memory
 from memvault.core.records import (
     Backlog,
-    CheckReport,
     NoteRow,
     Related,
     SearchHit,
@@ -19,6 +18,7 @@ from memvault.core.records import (
     SemanticStatus,
     Stats,
 )
+from memvault.core.reports import CheckReport
 from memvault.words import count, memories
 
 # How read_mem and `memvault read` give a memory.

@@ -10,7 +10,8 @@ from memvault.core import clock
 from memvault.core.document import Document
 from memvault.core.markdown import find_links
 from memvault.core.memory import new_id
-from memvault.core.records import (
+from memvault.core.records import Skipped
+from memvault.core.reports import (
     AmbiguousLink,
     BrokenLink,
     CheckReport,
@@ -19,7 +20,6 @@ from memvault.core.records import (
     LinkPair,
     LostAppend,
     Malformed,
-    Skipped,
 )
 from memvault.core.secrets import find_secrets
 from memvault.errors import MemvaultError

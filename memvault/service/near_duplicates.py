@@ -7,7 +7,7 @@ vault of 10k notes costs a few thousand small queries, not fifty million compari
 
 from __future__ import annotations
 
-from memvault.core.records import DuplicatePair
+from memvault.core.reports import DuplicatePair
 from memvault.index.database import Index
 from memvault.index.search_sql import ARCHIVED
 from memvault.search import similarity

@@ -10,13 +10,12 @@ from dataclasses import replace
 
 from memvault.core import clock
 from memvault.core.memory import Memory
-from memvault.core.records import (
+from memvault.core.records import Progress, Skipped
+from memvault.core.reports import (
     CheckReport,
     DuplicatePair,
     Maintenance,
-    Progress,
     RebuildSummary,
-    Skipped,
     SyncSummary,
 )
 from memvault.errors import ReadOnly

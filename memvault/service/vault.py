@@ -17,17 +17,8 @@ from pathlib import Path
 from memvault import workers
 from memvault.config import Settings, cached_index
 from memvault.core.memory import Limits, Memory
-from memvault.core.records import (
-    Filter,
-    Head,
-    LinkRow,
-    Maintenance,
-    NoteRow,
-    Recall,
-    Stats,
-    Succession,
-    Usage,
-)
+from memvault.core.records import Filter, Head, LinkRow, NoteRow, Recall, Stats, Succession, Usage
+from memvault.core.reports import Maintenance
 from memvault.errors import Invalid, NotAVault
 from memvault.index import sync
 from memvault.index.database import Index
