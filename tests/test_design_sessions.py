@@ -289,7 +289,7 @@ async def test_two_assistants_write_and_each_memory_says_who_wrote_it(vault_dir:
         )
         assert [item["updated_by"] for item in by_b["items"]] == ["assistant-b"]
         briefing = text_of(await second.call_tool("get_context", {}))
-        assert "**Staging URL** (just now by assistant-b," in briefing
+        assert "- Staging URL (staging-url, just now by assistant-b): " in briefing
 
 
 async def test_a_shared_server_names_writers_by_header_or_by_its_agent_option(

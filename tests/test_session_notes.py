@@ -44,7 +44,7 @@ async def test_session_notes_keep_every_field_and_brief_with_the_summary(vault_d
             )
         )
         briefing = structured(await session.call_tool("get_context", {}))["briefing"]
-        assert f"**{saved['title']}**" in briefing
+        assert f"- {saved['title']} (session/" in briefing
         assert "Paired on the flaky deploy." in briefing
         assert "Summary" not in briefing and "migration order" not in briefing
         refused = await tool_error(

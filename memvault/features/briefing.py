@@ -118,7 +118,8 @@ def _item(
     first = _first_line(vault, row.path)
     flag = f" [not reviewed {clock.age(reviewed(row))}]" if stale else ""
     title = redacted(row.title)
-    head = f"{line_head(title, row.path, row.scope, row.age)}){flag}"
+    writer = row.updated_by or row.created_by
+    head = f"{line_head(title, row.path, row.scope, row.age, writer)}){flag}"
     line = redacted(cut_line(f"{head}: {first}" if first else head, LINE))
     return BriefingItem(row.id, title, row.path, row.category, section, row.age, stale, line)
 

@@ -116,11 +116,12 @@ def note_line(row: NoteRow) -> str:
     )
 
 
-def line_head(title: str, path: str, scope: str | None, age: str) -> str:
-    """A line's start: the title (cut at TITLE), then, in brackets, its name, scope and age."""
+def line_head(title: str, path: str, scope: str | None, age: str, writer: str | None = None) -> str:
+    """A line's start: the title (cut at TITLE), then, in brackets, its name, scope and age
+    (and who wrote it last, where the line says so)."""
     name = path[:-3] if path.lower().endswith(".md") else path
     where = f"{name}, {scope}" if scope else name
-    return f"{cut_line(title, TITLE)} ({where}, {age}"
+    return f"{cut_line(title, TITLE)} ({where}, {age}" + (f" by {writer}" if writer else "")
 
 
 def cut_line(text: str, width: int) -> str:
