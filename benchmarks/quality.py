@@ -40,6 +40,7 @@ import yaml
 
 from memvault.config import Settings
 from memvault.core.drafts import Draft, WriteOptions
+from memvault.presentation.lines import hit_line, search_heading
 from memvault.service.vault import VaultService
 
 HERE = Path(__file__).resolve().parent
@@ -47,6 +48,11 @@ CACHE = HERE / ".cache"
 LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev"
 NPM_VERSION = "10.9.2"
 KS = (1, 5, 10)
+# How many candidates of each side are kept for replays (hybrid search fuses 50 of each).
+CANDIDATES = 50
+# How many of each other set's questions are asked of a set's vault as questions nothing there
+# answers: what a page holds when nothing matches.
+OFFTOPIC = 30
 MODES = ("keyword", "semantic", "hybrid")
 LOCOMO_CATEGORIES = {
     1: "multi-hop",
@@ -224,9 +230,17 @@ SETS: dict[str, Callable[[], QuestionSet]] = {
 }
 
 
-def measure(qs: QuestionSet, modes: list[str]) -> Iterator[tuple[str, str, dict[str, float]]]:
+def measure(
+    qs: QuestionSet,
+    modes: list[str],
+    candidates: Path | None = None,
+    offtopic: list[str] | None = None,
+) -> Iterator[tuple[str, str, dict[str, float]]]:
     """Write the set's notes into a fresh vault, embed them, ask every question in each mode;
-    (mode, category, scores) rows."""
+    (mode, category, scores) rows. With `candidates`, each question's keyword and semantic
+    candidates (CANDIDATES each, with their scores) go to `candidates/<set>.jsonl`, so that
+    a fusion or a cut can be replayed offline in seconds (benchmarks/replay.py), and so do
+    those of the `offtopic` questions (other sets', which nothing here answers)."""
     with tempfile.TemporaryDirectory() as tmp:
         vault = VaultService.open(Settings(vault=Path(tmp) / "vault"))
         titles_by_id = {}
@@ -241,6 +255,9 @@ def measure(qs: QuestionSet, modes: list[str]) -> Iterator[tuple[str, str, dict[
             print(
                 f"# {qs.name}: embedded in {time.perf_counter() - started:.1f} s", file=sys.stderr
             )
+        if candidates is not None:
+            asked = [*qs.questions, *(Question(text, set(), "offtopic") for text in offtopic or [])]
+            _keep_candidates(vault, asked, titles_by_id, candidates / f"{qs.name}.jsonl")
         for mode in modes:
             scores: dict[str, Score] = defaultdict(Score)
             for question in qs.questions:
@@ -254,6 +271,40 @@ def measure(qs: QuestionSet, modes: list[str]) -> Iterator[tuple[str, str, dict[
         vault.close()
 
 
+def _keep_candidates(
+    vault: VaultService, questions: list[Question], titles_by_id: dict[str, str], path: Path
+) -> None:
+    """Each question's keyword candidates (title, bm25 score, relevance) and semantic ones
+    (title, cosine), best first, how many notes each side matched in all, and how many
+    characters search_mem's text answer of the default search (10 hits) holds, as JSON lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for question in questions:
+            sides = {}
+            for mode in ("keyword", "semantic"):
+                page = vault.search(question.text, limit=CANDIDATES, mode=mode, count_use=False)
+                hits = [
+                    [titles_by_id.get(h.id, h.title.lower()), h.score, h.relevance]
+                    for h in page.results
+                ]
+                sides[mode] = {"hits": hits, "total": page.total}
+            shown = vault.search(question.text, limit=10, count_use=False)
+            text = [
+                search_heading(shown, question.text),
+                *(f"- {hit_line(h)}" for h in shown.results),
+            ]
+            record = {
+                "question": question.text,
+                "answers": sorted(question.answers),
+                "category": question.category,
+                "any_answer": question.any_answer,
+                "text_chars": len("\n".join(text)),
+                "page": len(shown.results),
+                **sides,
+            }
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -261,11 +312,21 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=sorted(SETS))
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
+    parser.add_argument(
+        "--candidates",
+        type=Path,
+        default=CACHE / "candidates",
+        help="where each question's candidates go, one JSON line each (replay.py reads them)",
+    )
     args = parser.parse_args()
     rows = []
     print(_line("set", "mode", "category", "n", "R@1", "R@5", "R@10", "MRR"))
-    for name in args.sets:
-        for mode, category, row in measure(SETS[name](), args.modes):
+    sets = {name: SETS[name]() for name in args.sets}
+    for name, qs in sets.items():
+        others = [
+            q.text for other in sets.values() if other is not qs for q in other.questions[:OFFTOPIC]
+        ]
+        for mode, category, row in measure(qs, args.modes, args.candidates, others):
             rows.append({"set": name, "mode": mode, "category": category} | row)
             scores = [f"{row[key]:.3f}" for key in ("recall@1", "recall@5", "recall@10", "mrr")]
             print(_line(name, mode, category, str(row["questions"]), *scores))

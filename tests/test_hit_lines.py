@@ -1,6 +1,7 @@
-"""Lines an assistant can read (issue 35): a search hit, a listed memory and a briefing item
-in one line of at most 160 characters, naming the memory as read_mem takes it, with a plain
-text snippet whose highlights sit on words a reader sees, never inside a link's target."""
+"""Lines an assistant can read (issue 35): a search hit in one line of at most 105
+characters, a listed memory and a briefing item in at most 160, each naming the memory as
+read_mem takes it; a plain text snippet whose highlights sit on words a reader sees, never
+inside a link's target."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_a_hit_is_one_plain_line_naming_the_memory(vault: VaultService) -> None:
     [hit] = vault.search("invoice rendering").results
     line = hit_line(hit)
     assert line.startswith("Invoice rendering (decision/invoice-rendering, shop, just now, ")
-    assert len(line) <= 160
+    assert len(line) <= 105
     for syntax in ("[[", "]]", "](", "`", "##", "\n"):
         assert syntax not in line, syntax
     # Highlights only on words shown: the link's hidden target holds "invoice" too.
@@ -45,7 +46,7 @@ def test_long_titles_and_snippets_are_cut_at_a_word(vault: VaultService) -> None
     vault.create(Draft(title, "retry " * 400))
     [hit] = vault.search("retry").results
     line = hit_line(hit)
-    assert len(line) <= 160 and line.endswith("…")
+    assert len(line) <= 105 and line.endswith("…")
     assert line.startswith("A very long title about payment retry budgets")
     [row] = vault.list_memories()[0]
     assert len(note_line(row)) <= 160

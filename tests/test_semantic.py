@@ -25,7 +25,7 @@ from memvault.core.body_edits import BodyEdit
 from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.records import Filter, SearchMode
 from memvault.index.database import Index
-from memvault.presentation.lines import stats_text
+from memvault.presentation.lines import search_heading, stats_text
 from memvault.semantic import embedding_worker
 from memvault.semantic import prune as stale_vectors
 from memvault.semantic.model import Embedder, Unavailable, find_model
@@ -132,7 +132,8 @@ def test_filters_apply_to_the_semantic_side(notes: VaultService) -> None:
 def test_the_semantic_side_covers_exactly_the_notes_a_filter_lists(notes: VaultService) -> None:
     """The semantic side finds a filter's notes by its facet terms in the full-text index,
     where a listing reads the notes table: the same notes either way, for every kind of
-    filter (and the default one, which leaves out archived, superseded and expired notes)."""
+    filter (and the default one, which leaves out archived, superseded and expired notes):
+    of those, the notes that match the question by meaning (above the model's floor)."""
     notes.create(Draft("Db failover", "Promote the replica.", tags=["ops/db"], scope="shop"))
     notes.create(
         Draft(
@@ -151,6 +152,9 @@ def test_the_semantic_side_covers_exactly_the_notes_a_filter_lists(notes: VaultS
     )
     notes.archive("Office plants")
     notes.embed()
+    every = Filter(archived=None, include_superseded=True)
+    matching = set(titles(notes, PARAPHRASE, mode="semantic", where=every))
+    assert ROLLBACK[0] in matching
     for where in (
         Filter(),
         Filter(category="ops"),
@@ -166,7 +170,8 @@ def test_the_semantic_side_covers_exactly_the_notes_a_filter_lists(notes: VaultS
         Filter(since="1d"),
     ):
         listed = {row.title for row in notes.list_memories(where, limit=100)[0]}
-        assert set(titles(notes, PARAPHRASE, mode="semantic", where=where)) == listed, where
+        found = set(titles(notes, PARAPHRASE, mode="semantic", where=where))
+        assert found == listed & matching, where
 
 
 def test_an_edit_is_embedded_again_and_a_delete_leaves_no_vector(notes: VaultService) -> None:
@@ -898,3 +903,17 @@ def test_the_shell_embeds_a_big_vault_on_every_core(vault_dir: Path) -> None:
         assert titles(again, PARAPHRASE, mode="semantic")[0] == ROLLBACK[0]
     finally:
         again.close()
+
+
+def test_a_question_nothing_answers_gets_an_empty_page(notes: VaultService) -> None:
+    """A page holds matches only: a note counts by meaning when its best chunk is at least the
+    model's floor close to the question. Before, a search by meaning returned every note of
+    the vault, ranked, and a hybrid one counted them all in its total."""
+    notes.embed()
+    for mode in ("semantic", "hybrid"):
+        page = notes.search("zqxj vbnm wprt", mode=mode)
+        assert (page.results, page.total, page.has_more) == ([], 0, False), mode
+        assert search_heading(page, "zqxj vbnm wprt").startswith("No memories match")
+    found = notes.search(PARAPHRASE, mode="semantic")
+    assert found.results[0].title == ROLLBACK[0]
+    assert found.total < 5 and all(hit.relevance >= 0.15 for hit in found.results)

@@ -93,19 +93,21 @@ def links_removed(changed: list[str]) -> str:
     return f"links to it removed from {memories(len(changed))}"
 
 
-# The longest line a hit or a listed memory takes (title, name, scope, age, then the snippet),
-# and the longest title it shows.
+# The longest line a listed memory or a briefing item takes (title, name, scope, age, then
+# its first sentence), a search hit's (then its snippet: ten of them make search_mem's answer,
+# read by a model at every search, so a hit gets less), and the longest title a line shows.
 LINE = 160
-TITLE = 60
+HIT_LINE = 105
+TITLE = 50
 
 
 def hit_line(hit: SearchHit) -> str:
-    """A search hit in one line of at most LINE characters (search_mem's text, `memvault
+    """A search hit in one line of at most HIT_LINE characters (search_mem's text, `memvault
     search`): its title, the name read_mem takes (its path, category first), its scope, age
     and relevance, then as much of its snippet as fits, in plain text."""
     head = f"{line_head(hit.title, hit.path, hit.scope, hit.age)}, relevance {hit.relevance:.2f})"
     snippet = " ".join(hit.snippet.split())
-    return head if not snippet else cut_line(f"{head}: {snippet}", LINE)
+    return head if not snippet else cut_line(f"{head}: {snippet}", HIT_LINE)
 
 
 def note_line(row: NoteRow) -> str:

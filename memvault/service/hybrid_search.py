@@ -133,9 +133,11 @@ class HybridSearch:
     def _by_meaning(
         self, query: str, limit: int, offset: int, where: Filter, hybrid: bool
     ) -> SearchPage:
-        """The semantic side's best notes under the filter, fused with full-text's when
-        `hybrid` (full-text weighed by the share of the query its first note holds); a note
-        only the semantic side found shows its best chunk as its snippet."""
+        """The semantic side's best notes under the filter that match the question (their best
+        chunk at least the model's match floor close), fused with full-text's when `hybrid`
+        (full-text weighed by the share of the query its first note holds); a note only the
+        semantic side found shows its best chunk as its snippet. The total counts matches
+        only: a question nothing answers gets an empty page."""
         wanted = offset + limit
         if not query.strip() or limit <= 0:
             return SearchPage([], 0)
@@ -148,8 +150,13 @@ class HybridSearch:
         # The snippets of full-text's first `wanted`, made while the semantic side finishes:
         # the page's full-text hits are mostly those; any other one's follow the fusion.
         early = self._index.search.with_snippets(words[:wanted], query)
-        near = meaning.result()
-        ranked = fuse([(m.rowid, -m.rank) for m in words], [(n.note, n.score) for n in near], held)
+        floor = self._semantic.model.spec.match_floor if self._semantic.model.spec else 0.0
+        near = [n for n in meaning.result() if n.score >= floor]  # matches only
+        by_meaning = [(n.note, n.score) for n in near]
+        # By meaning alone the score is the cosine itself (fusing one side keeps its order).
+        ranked = (
+            fuse([(m.rowid, -m.rank) for m in words], by_meaning, held) if hybrid else by_meaning
+        )
         shown = {rowid for rowid, _score in ranked[offset:wanted]}
         late = self._index.search.with_snippets(
             [m for m in words[wanted:] if m.rowid in shown], query
