@@ -43,6 +43,43 @@ def memvault_stdio(vault: Path, index: Path) -> StdioServerParameters:
     )
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+
+
+def initialize_answered(params: StdioServerParameters) -> tuple[float, float]:
+    """Seconds from spawning the server to its answer to `initialize` (what an MCP client waits
+    for before its first call), and the CPU seconds the server process used by then."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=params.env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+    process.stdin.flush()
+    answer = process.stdout.readline()
+    wall = time.perf_counter() - started
+    with open(f"/proc/{process.pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    process.stdin.close()
+    process.wait()
+    assert b'"result"' in answer, answer
+    return wall, cpu
+
+
 @asynccontextmanager
 async def stdio_session(
     params: StdioServerParameters, errlog: TextIO

@@ -241,9 +241,11 @@ def run_server(
     # of a second each at 100k notes, which no other command pays (hence the import here).
     try:
         starting = VaultService.start(settings)
-        from memvault.server.http.connections import HttpLimits
         from memvault.server.mcp_server import LogLevel, build_server, chosen_tools
-        from memvault.server.transport import MCP_PATH, serve_http, serve_stdio
+
+        if http is not None:  # uvicorn, starlette and the page: 70 ms stdio need not pay
+            from memvault.server import transport
+            from memvault.server.http.connections import HttpLimits
 
         vault, done = starting.finish()
     except Exception:
@@ -268,13 +270,15 @@ def run_server(
         if http is not None:
             listen, listening = http
             host = listen.host if ":" not in listen.host else f"[{listen.host}]"
-            url = f"http://{host}:{listen.port}{MCP_PATH}"
+            url = f"http://{host}:{listen.port}{transport.MCP_PATH}"
             if copy == 0:
                 announce(str(vault.root), url, bool(listen.token))
             limits = HttpLimits(*listen.limits)
-            serve_http(server, vault, listening, listen.host, listen.token, limits)
+            transport.serve_http(server, vault, listening, listen.host, listen.token, limits)
             return
         announce(str(vault.root), None, False)
+        from memvault.server.stdio import serve_stdio
+
         serve_stdio(server)
 
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# How long a server's background thread waits before its first pass, unless woken.
+START_SECONDS = 1.0
 # How long the background thread sleeps when nobody wakes it: a change the watcher missed is
 # embedded within this.
 IDLE_SECONDS = 30.0
@@ -288,6 +290,11 @@ class EmbeddingWorker:
         """The background thread: catch up when this process has the vault's turn to embed,
         else take in the vectors the process embedding the vault saved; then sleep until woken
         or idle too long."""
+        # A server's first second is its start: the MCP client's initialize waits for it, and
+        # loading numpy and the vectors here would take the GIL from it (about 0.2 s on two
+        # cores). A write or a search that needs the vectors wakes the thread sooner.
+        self._wake.wait(START_SECONDS)
+        self._wake.clear()
         while not self._stop.is_set():
             try:
                 with self._store.embedding_turn() as ours:

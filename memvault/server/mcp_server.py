@@ -133,9 +133,8 @@ def build_server(
     mcp = Server(
         "memvault", instructions=instructions(chosen), version=__version__, log_level=log_level
     )
-    mcp.output_schemas = output_schemas
     for group in groups:
-        group.register(mcp, chosen)
+        group.register(mcp, chosen, output_schemas)
     Resources(vault, context_settings, scope).register(mcp)
     Prompts(vault, context_settings).register(mcp)
     return mcp

@@ -146,6 +146,11 @@ async def claimed_stdin() -> AsyncIterator[KeptLines]:
             release()
 
 
+def serve_stdio(server: MCPServer) -> None:
+    """Serve over stdin and stdout until stdin closes; every line gets an answer."""
+    anyio.run(run_stdio, server)
+
+
 async def run_stdio(server: MCPServer) -> None:
     """MCPServer.run_stdio_async with `Answering` between the transport and the server (the
     SDK has no hook for lines it cannot answer, hence its low-level server and its stdin)."""

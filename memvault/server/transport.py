@@ -6,7 +6,6 @@ import hmac
 import logging
 import socket
 
-import anyio
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -15,7 +14,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memvault.server.http.connections import AnswerGet, HttpLimits
 from memvault.server.http.single_post import SinglePost
-from memvault.server.stdio import run_stdio
 from memvault.server.web.app import web_app
 from memvault.service.vault import VaultService
 
@@ -113,8 +111,3 @@ def serve_http(
         lifespan="on",
     )
     uvicorn.Server(config).run(sockets=[sock])
-
-
-def serve_stdio(server: MCPServer) -> None:
-    """Serve over stdin and stdout until stdin closes; every line gets an answer."""
-    anyio.run(run_stdio, server)

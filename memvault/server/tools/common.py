@@ -49,19 +49,16 @@ class Server(MCPServer[Any]):
     field (the SDK gives pydantic's text, with links to its docs); and a crash with its reason
     (the SDK says only "Error executing tool X"; the traceback goes to the log on stderr)."""
 
-    # Whether tools/list carries each tool's output schema (`serve --output-schemas`): a
-    # program that types results from it wants them; a model never reads them, and they
-    # would double what every session pays for the list.
-    output_schemas = False
-
     async def list_tools(self) -> list[Tool]:
-        """The tools, their schemas compacted (tools/schemas.py); the output schemas only when
-        asked for. `call_tool` refuses an argument a tool's input schema does not name."""
+        """The tools, their schemas compacted (tools/schemas.py): output schemas only where the
+        tools were registered with them (`serve --output-schemas`: a model never reads them,
+        and they would double what every session pays for the list). `call_tool` refuses an
+        argument a tool's input schema does not name."""
         return [
             tool.model_copy(
                 update={
                     "input_schema": arguments(tool.input_schema),
-                    "output_schema": (results(tool.output_schema) if self.output_schemas else None),
+                    "output_schema": results(tool.output_schema),
                 }
             )
             for tool in await super().list_tools()
@@ -170,8 +167,10 @@ class ToolGroup:
         """The names of this group's tools, in order."""
         return [spec.name for _name, spec in cls._specs()]
 
-    def register(self, mcp: MCPServer, offered: Collection[str]) -> None:
-        """Add this group's marked methods that `offered` names to `mcp` as tools."""
+    def register(self, mcp: MCPServer, offered: Collection[str], schemas: bool = False) -> None:
+        """Add this group's marked methods that `offered` names to `mcp` as tools; with their
+        output schemas when `schemas` (the SDK then builds and checks them, at start and on
+        every call: a server that does not list them skips that work)."""
         for name, spec in self._specs():
             if spec.name in offered:
                 mcp.add_tool(
@@ -180,6 +179,7 @@ class ToolGroup:
                     title=spec.title,
                     description=spec.description,
                     annotations=spec.annotations,
+                    structured_output=schemas,
                 )
 
     @classmethod
