@@ -5,16 +5,18 @@ The MCP SDK is imported only here, inside the command: no other command pays for
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from types import FrameType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -23,6 +25,9 @@ from memvault.config import Settings
 from memvault.interrupt import quit_at_once
 from memvault.server.http.listening import bind, fork_copies, watch_copies
 from memvault.service.vault import VaultService
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 
 @contextmanager
@@ -244,8 +249,7 @@ def run_server(
         from memvault.server.mcp_server import LogLevel, build_server, chosen_tools
 
         if http is not None:  # uvicorn, starlette and the page: 70 ms stdio need not pay
-            from memvault.server import transport
-            from memvault.server.http.connections import HttpLimits
+            importlib.import_module("memvault.server.transport")
 
         vault, done = starting.finish()
     except Exception:
@@ -268,18 +272,30 @@ def run_server(
         )
         signal.signal(signal.SIGTERM, partial(stop, vault))
         if http is not None:
-            listen, listening = http
-            host = listen.host if ":" not in listen.host else f"[{listen.host}]"
-            url = f"http://{host}:{listen.port}{transport.MCP_PATH}"
-            if copy == 0:
-                announce(str(vault.root), url, bool(listen.token))
-            limits = HttpLimits(*listen.limits)
-            transport.serve_http(server, vault, listening, listen.host, listen.token, limits)
+            serve_over_http(server, vault, *http, announcing=copy == 0)
             return
         announce(str(vault.root), None, False)
         from memvault.server.stdio import serve_stdio
 
         serve_stdio(server)
+
+
+def serve_over_http(
+    server: MCPServer,
+    vault: VaultService,
+    listen: Listen,
+    listening: socket.socket,
+    announcing: bool,
+) -> None:
+    """Serve on the socket taken for `listen` until stopped, saying where first if
+    `announcing` (the first of the server's processes)."""
+    from memvault.server.http.connections import HttpLimits
+    from memvault.server.transport import MCP_PATH, serve_http
+
+    host = listen.host if ":" not in listen.host else f"[{listen.host}]"
+    if announcing:
+        announce(str(vault.root), f"http://{host}:{listen.port}{MCP_PATH}", bool(listen.token))
+    serve_http(server, vault, listening, listen.host, listen.token, HttpLimits(*listen.limits))
 
 
 def stop(vault: VaultService, signum: int, frame: FrameType | None) -> None:
