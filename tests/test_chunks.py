@@ -59,9 +59,16 @@ def test_text_without_spaces_is_cut_between_pieces(body: str, room: int) -> None
 
 
 @given(BODIES)
-def test_the_title_leads_the_first_chunk_only(body: str) -> None:
-    found = chunks("Title", body, by_words(BUDGET))
-    assert found[0].text.startswith("Title")
+def test_a_title_of_words_leads_every_chunk_and_an_id_the_first_only(body: str) -> None:
+    """A chunk of a long note (a heading and a line) says little without its note's title:
+    one made of words goes in front of every chunk; an id or a date, only the first."""
+    found = chunks("Deploy order", body, by_words(BUDGET))
+    if not body.strip():  # a note with no body is its title alone
+        assert [c.text for c in found] == ["Deploy order"]
+        return
+    assert all(c.text == f"Deploy order\n{body[c.start : c.end].strip()}" for c in found)
+    found = chunks("locomo-c05-s03", body, by_words(BUDGET))
+    assert found[0].text.startswith("locomo-c05-s03\n")
     assert all(c.text == body[c.start : c.end].strip() for c in found[1:])
 
 
@@ -70,7 +77,7 @@ def test_a_heading_starts_a_chunk_and_paragraphs_pack_together() -> None:
     texts = [c.text for c in chunks("Guide", body, by_words(BUDGET))]
     assert texts == [
         "Guide\nFirst paragraph.\n\nSecond one.",
-        "## Setup\nInstall it.\n\nThen run it.",
+        "Guide\n## Setup\nInstall it.\n\nThen run it.",
     ]
 
 

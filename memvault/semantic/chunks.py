@@ -8,7 +8,9 @@ longer than the budget is cut, at lines, then at spaces, then (a run with no spa
 a long identifier) between word-pieces. The budget counts the model's own word-pieces, so a
 chunk is never cut short by the model: English runs 1.3 pieces a word, Chinese a piece a
 character, identifiers and made-up words three or more. The note's title goes in front of its
-first chunk, where a person reads it too.
+first chunk, where a person reads it too, and of every other chunk when it is made of words (a
+chunk of a long note, a heading and a line, says little without it); a title that is an id or
+a date (`locomo-c05-s03`, `Session 2026-11-28 10:00`) only goes in front of the first.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ BUDGET = 128
 MAX_CHUNKS = 128
 # How a note is cut, named in the index beside its chunks: a change to the rules above changes
 # it, so that every note is cut again (a chunk whose text is unchanged keeps its vector).
-RECIPE = f"pieces{BUDGET}"
+RECIPE = f"pieces{BUDGET}-titled"
 # Characters of a note read for its chunks: more than MAX_CHUNKS full chunks of any text but
 # whitespace, so a 50 MB note is not tokenized whole for the few chunks it is embedded in.
 _READ = MAX_CHUNKS * BUDGET * 8
 
 _HEADING = re.compile(r"^#{1,6}\s", re.MULTILINE)
+_LETTERS = re.compile(r"[^\W\d_]")
+_DIGITS = re.compile(r"\d")
 _BLANK = re.compile(r"\n[ \t]*\n")
 _LINE = re.compile(r"\n")
 
@@ -62,14 +66,22 @@ def chunks(title: str, body: str, measure: Measure, limit: int = MAX_CHUNKS) -> 
     read = body[:_READ]
     pieces = _Pieces(read, list(measure.starts(read)))
     found: list[Chunk] = []
+    every = worded(title)
     for start, end in _packed(pieces, budget):
         if len(found) == limit:
             break
         text = body[start:end].strip()
-        found.append(Chunk(start, end, f"{title}\n{text}" if not found and title else text))
+        titled = title and (every or not found)
+        found.append(Chunk(start, end, f"{title}\n{text}" if titled else text))
     if not found:
         found.append(Chunk(0, len(body), title))
     return found
+
+
+def worded(title: str) -> bool:
+    """Whether a title is made of words, not an id or a date: more letters than digits, twice
+    over (`Deploy order` yes; `locomo-c05-s03`, `2024-05-01`, `Session 2026-11-28` no)."""
+    return len(_LETTERS.findall(title)) > 2 * len(_DIGITS.findall(title))
 
 
 @dataclass(frozen=True)
