@@ -1,5 +1,7 @@
-"""The vault folder's own README.md describes the vault: it is not a memory, and memvault never
-writes a memory there. Personal memories in the repository's default vault stay out of git."""
+"""memvault's own README.md describes the default vault: it is not a memory, and memvault never
+writes a memory over a top-level README.md. A person's README.md at the top of their vault is a
+note like any other (Obsidian's help vault has one). Personal memories in the repository's
+default vault stay out of git."""
 
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ def anyio_backend() -> str:
 
 @pytest.mark.processes
 @pytest.mark.anyio
-async def test_the_vault_readme_is_not_a_memory(vault_dir: Path) -> None:
-    write_file(vault_dir, "README.md", "# About this vault\nEach memory is a markdown file.\n")
+async def test_memvaults_own_readme_is_not_a_memory(vault_dir: Path) -> None:
+    own = (REPO / "memories" / "README.md").read_text(encoding="utf-8")
+    write_file(vault_dir, "README.md", own + "\nEach memory is a markdown file.\n")
     write_file(vault_dir, "notes/readme.md", "# A note named readme\nkept as a memory\n")
     async with stdio_session(vault_dir) as session:
         await session.call_tool("write_mem", {"title": "Deploy order", "content": "db first"})
@@ -41,6 +44,24 @@ async def test_the_vault_readme_is_not_a_memory(vault_dir: Path) -> None:
         "notes/readme.md",
     ]
     assert found["total"] == 0
+
+
+def test_a_persons_readme_at_the_top_of_the_vault_is_a_note(
+    vault: VaultService, vault_dir: Path
+) -> None:
+    """Before, every vault's top-level README.md was taken for memvault's own and left out:
+    6,279 of Obsidian's help vault's 6,280 notes were indexed."""
+    write_file(vault_dir, "README.md", "# Start here\n\nThe map of this vault: [[deploy-order]].\n")
+    write_file(
+        vault_dir, "old/README.md", "# About this vault\n\nThis folder is memvault's default vault"
+    )
+    vault.upkeep.sync()
+    assert {row.path for row in vault.list_memories()[0]} == {"README.md", "old/README.md"}
+    assert [hit.path for hit in vault.search("map").results] == ["README.md"]
+    old_default = "# About this vault\n\nThis folder is memvault's default vault: each memory.\n"
+    write_file(vault_dir, "README.md", old_default)
+    vault.upkeep.sync()
+    assert {row.path for row in vault.list_memories()[0]} == {"old/README.md"}
 
 
 def test_a_memory_titled_readme_is_never_written_over_the_vault_readme(

@@ -285,6 +285,11 @@ def clean_category(category: str | None, limits: Limits) -> str | None:
 
 # The vault folder's own README (lower-cased), which describes the vault to a person.
 VAULT_README = "readme.md"
+# How memvault's own README.md (the default vault's) starts: such a file is no memory. A person's
+# README.md at the top of their vault is a note like any other (Obsidian's help vault has one).
+OWN_README_MARK = "<!-- memvault: this file describes the vault; it is not a memory -->"
+# How the default vault's README started before it carried the mark.
+_OLD_OWN_README = "# About this vault\n\nThis folder is memvault's default vault"
 
 
 def refuse_reserved(folder: str | None, archiving: bool = False) -> None:
@@ -330,14 +335,21 @@ def path_problem(path: str) -> str | None:
 
 
 def is_memory_path(path: str) -> bool:
-    """Whether a walk of the vault takes the file at `path` for a memory: markdown, not in a
-    dot-folder, not the vault's own README.md."""
+    """Whether memvault may write a memory at `path`: markdown, not in a dot-folder, not the
+    top-level README.md (which a walk indexes when it is a person's: VaultStore.indexable)."""
     return path.lower().endswith(".md") and path_problem(path) is None and not is_vault_readme(path)
 
 
+def own_readme(head: str) -> bool:
+    """Whether a top-level README.md that starts with `head` is memvault's own (no memory)."""
+    start = head.lstrip("\ufeff").replace("\r\n", "\n")
+    return start.startswith((OWN_README_MARK, _OLD_OWN_README))
+
+
 def is_vault_readme(path: str) -> bool:
-    """Whether `path` is the vault folder's own README.md (in any case): it says what the
-    folder is, so it is no memory, and no memory is ever written there."""
+    """Whether `path` is the vault folder's top-level README.md (in any case): no memory is
+    ever written there, and it is indexed only when it is not memvault's own (`own_readme`:
+    storage reads its start)."""
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
     return len(parts) == 1 and parts[0].lower() == VAULT_README
 

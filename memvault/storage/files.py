@@ -21,11 +21,12 @@ if sys.platform == "linux":
 from memvault.config import STATE_DIR
 from memvault.core.document import Document, parse_document, render_document
 from memvault.core.memory import (
-    VAULT_README,
     Memory,
     content_digest,
     is_memory_path,
+    is_vault_readme,
     memory_from,
+    own_readme,
     path_problem,
 )
 from memvault.core.records import FileInfo, Skipped, Snapshot
@@ -71,6 +72,8 @@ LOCK_TIMEOUT = 30.0
 LOCK_POLL = 0.002
 # Why a symlink to a note of the vault is not indexed: it is that note (never reported).
 SAME_NOTE = "a link to a note of the vault"
+# Bytes of a top-level README.md read to tell memvault's own from a person's (core/memory.py).
+README_HEAD = 512
 
 
 class VaultStore:
@@ -230,7 +233,7 @@ class VaultStore:
                 folders += 1
                 if (folders - 1) % shares == mine:
                     kept.append((entry, True))
-            elif name.lower().endswith(".md") and mine == 0 and (prefix or not _readme(name)):
+            elif name.lower().endswith(".md") and mine == 0 and (prefix or self.indexable(name)):
                 kept.append((entry, False))
         return kept
 
@@ -245,7 +248,7 @@ class VaultStore:
         """The file's size and mtime if `path` is a markdown file memvault would index, else None
         (missing, in a dot-folder, not markdown, a symlink out of the vault or to a note of its
         own); why a file there is not indexed goes to `skipped` (a symlink loop, ...)."""
-        if not is_memory_path(path):
+        if not self.indexable(path):
             return None
         try:
             full = self.absolute(path)
@@ -256,6 +259,19 @@ class VaultStore:
         if full.is_dir() or not full.exists():
             return None
         return self._info(full, skipped)
+
+    def indexable(self, path: str) -> bool:
+        """Whether the file at `path` is one a walk indexes: a memory's path, or a top-level
+        README.md that is not memvault's own (its first bytes are read to tell)."""
+        if not is_vault_readme(path):
+            return is_memory_path(path)
+        try:
+            fd = open_regular(str(self.root / path), self._inside)
+        except OSError:
+            return False
+        with os.fdopen(fd, "rb") as handle:
+            head = handle.read(README_HEAD).decode("utf-8", "replace")
+        return not own_readme(head)
 
     def _info(self, full: Path, skipped: list[Skipped] | None) -> FileInfo | None:
         rel = full.relative_to(self.root).as_posix()
@@ -422,8 +438,3 @@ def _reported(rel: str, found: FileInfo | str, skipped: list[Skipped] | None) ->
     if skipped is not None and found != SAME_NOTE:
         skipped.append(Skipped(rel, f"not indexed: {found}"))
     return None
-
-
-def _readme(name: str) -> bool:
-    """Whether a file name in the vault's top folder is the vault's own README (no memory)."""
-    return name.lower() == VAULT_README
