@@ -1,8 +1,8 @@
 """The vault folder on disk.
 
 - `files`: `VaultStore`: safe paths (never into a dot-folder), the walk (iterative; symlink
-  loops, links to the vault's own notes, memvault's own `README.md` skipped), a note's head read within
-  a byte limit, the vault lock; the reads and writes the rest of memvault asks for.
+  loops, links to the vault's own notes, memvault's own `README.md` skipped), a note's head
+  read within a byte limit, the vault lock; the reads and writes the rest of memvault asks for.
 - `stable_reads`: reads an edit can start from: read again until stable while another program
   writes the file (Linux leases tell), UTF-8 or a clear error.
 - `atomic_writes`: a temp file fsynced and renamed over, only if the file is still the one the
