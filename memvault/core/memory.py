@@ -340,6 +340,22 @@ def is_memory_path(path: str) -> bool:
     return path.lower().endswith(".md") and path_problem(path) is None and not is_vault_readme(path)
 
 
+# A copy a sync tool made of a note changed on two machines at once: Syncthing's
+# `x.sync-conflict-20240101-120000-ABCDEFG.md`, Dropbox's `x (conflicted copy 2024-01-01).md`
+# (and `x (Ana's conflicted copy ...)`), Nextcloud's and others' `x (conflict ...).md`.
+_CONFLICT_COPY = re.compile(r"\.sync-conflict-\d{8}-\d{6}|\bconflicted copy\b|\(conflict\b", re.I)
+CONFLICT_COPY = (
+    "a sync tool's conflict copy (the note was changed on two machines): merge what it adds "
+    "into the note by hand, then delete it"
+)
+
+
+def conflict_copy(path: str) -> bool:
+    """Whether the file at `path` is a sync tool's conflict copy of a note (its name says so):
+    not indexed, so its text does not show twice, but named by reindex, sync and check."""
+    return _CONFLICT_COPY.search(path.rpartition("/")[2]) is not None
+
+
 def own_readme(head: str) -> bool:
     """Whether a top-level README.md that starts with `head` is memvault's own (no memory)."""
     start = head.lstrip("\ufeff").replace("\r\n", "\n")

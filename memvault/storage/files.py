@@ -21,7 +21,9 @@ if sys.platform == "linux":
 from memvault.config import STATE_DIR
 from memvault.core.document import Document, parse_document, render_document
 from memvault.core.memory import (
+    CONFLICT_COPY,
     Memory,
+    conflict_copy,
     content_digest,
     is_memory_path,
     is_vault_readme,
@@ -240,6 +242,8 @@ class VaultStore:
     def _entry_info(
         self, entry: os.DirEntry[str], rel: str, skipped: list[Skipped] | None
     ) -> FileInfo | None:
+        if conflict_copy(rel):
+            return _reported(rel, CONFLICT_COPY, skipped)
         if entry.is_symlink():
             return self._info(Path(entry.path), skipped)
         return _reported(rel, _file_info(rel, entry.stat), skipped)
@@ -250,6 +254,8 @@ class VaultStore:
         own); why a file there is not indexed goes to `skipped` (a symlink loop, ...)."""
         if not self.indexable(path):
             return None
+        if conflict_copy(path):
+            return _reported(path, CONFLICT_COPY, skipped)
         try:
             full = self.absolute(path)
         except Invalid as exc:
