@@ -88,15 +88,16 @@ class Lookup:
             memory.updated_at = known
         return memory
 
-    def recall(self, identifier: str) -> Recall:
+    def recall(self, identifier: str, scope: str | None = None) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one whose name it
         clearly means (a typo, other word order, a missing word: at least `similarity.TYPO` and
         `similarity.CLEAR_LEAD` ahead of the next), with its confidence; else NotFound listing the
         candidates. Names only: a memory's text never makes it a match (search finds by text).
-        `category:key` looks only in that category, `scope:key` only in that scope. Reads only:
-        writes use `locate`."""
+        `category:key` looks only in that category, `scope:key` only in that scope; a name that
+        several memories share is the one in `scope` (a server's own) when only one is there.
+        Reads only: writes use `locate`."""
         within, key = _split_prefix(identifier, self._index)
-        exact = self.exact(identifier) if within is None else None
+        exact = self._exact_in(identifier, scope) if within is None else None
         if exact is not None:
             return Recall(self.read(exact), 1.0, "exact")
         suggestions = self.suggest(key, where=within)
@@ -108,6 +109,17 @@ class Lookup:
             if best.score >= similarity.TYPO and lead >= similarity.CLEAR_LEAD:
                 return Recall(self.read(best.path), best.score, "name")
         raise self.not_found(identifier, suggestions)
+
+    def _exact_in(self, identifier: str, scope: str | None) -> str | None:
+        """`exact`, but a name several memories share is the one in `scope` when only one is."""
+        try:
+            return self.exact(identifier)
+        except NotFound as exc:
+            notes = [self._index.names.note(path) for path, _name, _score in exc.suggestions]
+            ours = [n.path for n in notes if n is not None and scope and n.scope == scope]
+            if len(ours) != 1:
+                raise
+            return ours[0]
 
     def suggest(
         self, identifier: str, limit: int = SUGGESTIONS, where: Filter | None = None

@@ -173,12 +173,13 @@ class VaultService:
         snippet, without reading its file (`Search.passages`)."""
         return self._index.search.passages(path, text, margin)
 
-    def recall(self, identifier: str) -> Recall:
+    def recall(self, identifier: str, scope: str | None = None) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
         means if that one is clearly ahead (with its confidence); else NotFound listing the
         candidates. `category:key` looks only in that category, `scope:key` only in that
-        scope. Reads only: writes and deletes use `locate`, which never guesses."""
-        found = self._lookup.recall(identifier)
+        scope; a name several memories share is the one in `scope` (a server's default) when
+        only one is there. Reads only: writes and deletes use `locate`, which never guesses."""
+        found = self._lookup.recall(identifier, scope)
         self._index.usage.record([found.memory.id])
         return found
 

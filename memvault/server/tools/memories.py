@@ -101,7 +101,7 @@ class MemoryTools(ToolGroup):
         format: ReadFormat = "markdown",
     ) -> Annotated[CallToolResult, MemoryOut]:
         with tool_errors():
-            found = self.vault.recall(identifier)
+            found = self.vault.recall(identifier, self.scope)
             memory = found.memory
             out = MemoryOut.of(
                 found,
