@@ -3,12 +3,13 @@ body, and the checks a change must pass first (the caller's guards, a writable f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memvault.core import clock
 from memvault.core.body_edits import BodyEdit, apply_edit
 from memvault.core.document import Document
+from memvault.core.drafts import Revision, WriteOptions
 from memvault.core.memory import (
     Limits,
     Memory,
@@ -26,19 +27,15 @@ from memvault.words import parts
 
 @dataclass
 class Change:
-    """What `update` asks of a memory, screened for secrets: applied to the file as it is at
-    each attempt (`MemoryWrites.update`)."""
+    """What `update` asks of a memory: the revision (its text screened for secrets), how it
+    is written, whether upkeep files it under archive/, and the path of the memory it
+    supersedes once located; applied to the file as it is at each attempt
+    (`MemoryWrites.update`)."""
 
-    title: str | None = None
-    edit: BodyEdit | None = None
-    tags: list[str] | None = None
-    category: str | None = None
-    properties: dict[str, Any] = field(default_factory=dict)
-    supersedes: str | None = None
-    expected_version: str | None = None
-    expected_updated_at: str | None = None
-    allow_duplicate: bool = False
+    revision: Revision
+    options: WriteOptions
     archiving: bool = False
+    supersedes: str | None = None
 
 
 def new_fields(
@@ -69,12 +66,13 @@ def changed_fields(memory: Memory, doc: Document, change: Change, limits: Limits
     """The title, tags and category `change` gives `memory` that differ from its own (with
     its id and title when it has no frontmatter yet to hold them)."""
     fields: dict[str, Any] = {}
-    if change.title is not None and clean_title(change.title, limits) != memory.title:
-        fields["title"] = clean_title(change.title, limits)
-    if change.tags is not None and clean_tags(change.tags, limits) != memory.tags:
-        fields["tags"] = clean_tags(change.tags, limits)
-    if change.category is not None:
-        folder = clean_category(change.category, limits)
+    revision = change.revision
+    if revision.title is not None and clean_title(revision.title, limits) != memory.title:
+        fields["title"] = clean_title(revision.title, limits)
+    if revision.tags is not None and clean_tags(list(revision.tags), limits) != memory.tags:
+        fields["tags"] = clean_tags(list(revision.tags), limits)
+    if revision.category is not None:
+        folder = clean_category(revision.category, limits)
         if folder != memory.category:
             refuse_reserved(folder, change.archiving)
             fields["category"] = folder
@@ -102,9 +100,9 @@ def edited(memory: Memory, edit: BodyEdit, limits: Limits) -> str:
     return body
 
 
-def check_guards(memory: Memory, change: Change) -> None:
+def check_guards(memory: Memory, options: WriteOptions) -> None:
     """Conflict if the memory is not the version (or the update time) the caller last saw."""
-    expected_version, expected_updated_at = change.expected_version, change.expected_updated_at
+    expected_version, expected_updated_at = options.expected_version, options.expected_updated_at
     if expected_version is not None and memory.version != expected_version.strip():
         raise Conflict(
             f"{memory.path} changed since version {expected_version} (now {memory.version}); "

@@ -150,20 +150,14 @@ class MemoryWrites:
         refused, or redacted under `secrets="redact"`. Only upkeep's moves (`archiving`) may
         file a memory under archive/. An append is remembered: `check` reports it if an
         editor's later save loses it."""
-        secrets = options.secrets
-        change = Change(
-            title=None
-            if revision.title is None
-            else screened(revision.title, secrets, "the title"),
-            edit=None if revision.edit is None else screened_edit(revision.edit, secrets),
-            tags=None if revision.tags is None else list(revision.tags),
-            category=revision.category,
+        secrets, title, edit = options.secrets, revision.title, revision.edit
+        screened_revision = replace_fields(
+            revision,
+            title=None if title is None else screened(title, secrets, "the title"),
+            edit=None if edit is None else screened_edit(edit, secrets),
             properties=screened_fields(clean_properties(revision.properties), secrets),
-            expected_version=options.expected_version,
-            expected_updated_at=options.expected_updated_at,
-            allow_duplicate=options.allow_duplicate,
-            archiving=archiving,
         )
+        change = Change(screened_revision, options, archiving)
         with self._lock.writing(options.agent):
             path = self._lookup.locate(identifier)
             named = revision.supersedes
@@ -172,8 +166,9 @@ class MemoryWrites:
                 raise Invalid(f"{path} cannot supersede itself; name the older memory it replaces")
             change.supersedes = old
             memory = retrying(path, lambda: self._attempt(path, change))
-            if change.edit is not None and change.edit.append is not None:
-                self._index.appends.remember(memory.id, change.edit.append)
+            edit = change.revision.edit
+            if edit is not None and edit.append is not None:
+                self._index.appends.remember(memory.id, edit.append)
             if old is not None:
                 self._succession.mark(old, memory)
             return memory
@@ -183,15 +178,16 @@ class MemoryWrites:
         the file, links following, when its title or category changes)."""
         memory, doc, base = self._lookup.read_for_edit(path)
         check_writable(path, doc)
-        check_guards(memory, change)
+        check_guards(memory, change.options)
         fields = changed_fields(memory, doc, change, self.limits)
-        fields.update(merged_properties(memory.metadata, change.properties))
+        fields.update(merged_properties(memory.metadata, change.revision.properties or {}))
         if change.supersedes is not None:
             link = property_link(change.supersedes)
             fields.update(with_link(memory.metadata, "supersedes", link))
-        if "title" in fields and not change.allow_duplicate:
+        if "title" in fields and not change.options.allow_duplicate:
             self._guard.refuse_title(fields["title"], memory.scope, path)
-        body = memory.body if change.edit is None else edited(memory, change.edit, self.limits)
+        edit = change.revision.edit
+        body = memory.body if edit is None else edited(memory, edit, self.limits)
         new_path = moved_path(self._store, self._index, memory, fields)
         if body == memory.body and not fields:
             return memory
