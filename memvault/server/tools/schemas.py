@@ -8,7 +8,7 @@ what says nothing to a model: a title per field that repeats its name, `"default
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 # Keywords whose value is one schema, a list of schemas, or a mapping of names to schemas.
@@ -49,7 +49,7 @@ def compact(schema: dict[str, Any]) -> dict[str, Any]:
     node.pop("$defs", None)
     if kept:
         node = {"$defs": _inlined(kept, once), **node}
-    return cast(dict[str, Any], _enums_untyped(_compacted(node)))
+    return cast(dict[str, Any], _walked(_walked(node, _compacted), _enum_untyped))
 
 
 def _refs(node: Any) -> Iterator[str]:
@@ -76,38 +76,47 @@ def _inlined(node: Any, once: dict[str, Any]) -> Any:
     return {key: _inlined(value, once) for key, value in node.items() if key != "$defs"}
 
 
-def _compacted(schema: Any) -> Any:
-    """One schema (or list of schemas) compacted, keys read as keywords, a `properties`
-    object's keys as names."""
+def _walked(schema: Any, fix: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """`schema` (or a list of schemas) rebuilt from the leaves up: the schemas each keyword
+    holds (a `properties` object's values, read as names to schemas) first, then `fix` makes
+    the node from them. Values that are not schemas (`enum`, `default`, `required`) are kept."""
     if isinstance(schema, list):
-        return [_compacted(item) for item in schema]
+        return [_walked(item, fix) for item in schema]
     if not isinstance(schema, dict):
         return schema
     node: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "default" and value is None:
-            continue
         if key in _NAMED and isinstance(value, dict):
-            node[key] = {name: _compacted(sub) for name, sub in value.items()}
+            node[key] = {name: _walked(sub, fix) for name, sub in value.items()}
         elif key in _ONE or key in _MANY:
-            node[key] = _compacted(value)
+            node[key] = _walked(value, fix)
         else:
             node[key] = value
-    return _types_joined(node)
+    return fix(node)
 
 
-def _enums_untyped(node: Any) -> Any:
-    """Each schema under `node` with an `enum` without its `type`: the values say it."""
-    if isinstance(node, list):
-        return [_enums_untyped(item) for item in node]
-    if not isinstance(node, dict):
+def _compacted(node: dict[str, Any]) -> dict[str, Any]:
+    """A node without its title or a null default, an `anyOf` of plain types joined."""
+    kept = {
+        key: value
+        for key, value in node.items()
+        if not (key == "title" and isinstance(value, str))
+        and not (key == "default" and value is None)
+    }
+    return _types_joined(kept)
+
+
+def _enum_untyped(node: dict[str, Any]) -> dict[str, Any]:
+    """A node with an `enum` without its `type`: the values say it. A pass of its own, after
+    the joins, which read each option's type."""
+    if not isinstance(node.get("enum"), list):
         return node
-    kept = {key: _enums_untyped(value) for key, value in node.items()}
-    if isinstance(kept.get("enum"), list):
-        kept.pop("type", None)
-    return kept
+    return {key: value for key, value in node.items() if key != "type"}
+
+
+def _pruned(node: dict[str, Any]) -> dict[str, Any]:
+    """A node without `required`, a description or a default."""
+    return {k: v for k, v in node.items() if k not in ("required", "description", "default")}
 
 
 def _types_joined(node: dict[str, Any]) -> dict[str, Any]:
@@ -168,20 +177,4 @@ def results(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     `required` (every field listed is always there)."""
     if schema is None:
         return None
-    return cast(dict[str, Any], _pruned(compact(schema)))
-
-
-def _pruned(node: Any, names: bool = False) -> Any:
-    """`node` without `required`, descriptions or defaults; `names`: node maps names to
-    schemas."""
-    if isinstance(node, list):
-        return [_pruned(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    if names:
-        return {name: _pruned(sub) for name, sub in node.items()}
-    return {
-        key: _pruned(value, key in _NAMED)
-        for key, value in node.items()
-        if key not in ("required", "description", "default")
-    }
+    return cast(dict[str, Any], _walked(compact(schema), _pruned))
