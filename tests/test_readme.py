@@ -38,7 +38,8 @@ def anyio_backend() -> str:
 
 def row(first_cell: str) -> str:
     """The README's table row whose first cell starts with `first_cell` (exactly one)."""
-    rows = [line for line in README.splitlines() if line.startswith(f"| {first_cell}")]
+    starts = re.compile(rf"\| {re.escape(first_cell)}(?![\w-])")
+    rows = [line for line in README.splitlines() if starts.match(line)]
     assert len(rows) == 1, f"README.md needs one table row starting with '| {first_cell}'"
     return rows[0]
 

@@ -352,6 +352,6 @@ def key_values(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 # The commands register themselves on `main` when their modules are imported.
-from memvault.cli import browse, memories, serve, ui, upkeep  # noqa: E402
+from memvault.cli import browse, hooks, memories, serve, ui, upkeep  # noqa: E402
 
-__all__ = ["browse", "main", "memories", "serve", "ui", "upkeep"]
+__all__ = ["browse", "hooks", "main", "memories", "serve", "ui", "upkeep"]

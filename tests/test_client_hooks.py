@@ -1,0 +1,310 @@
+"""memvault in Claude Code's session lifecycle, through real processes: the settings merge
+(the person's own hooks and keys kept, a second install a no-op, uninstall removing only
+memvault's), each hook event run as the client runs it (its JSON on stdin), the detached
+capture worker (one per vault, killed mid-capture without a torn memory), and the run log."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memvault.config import Settings
+from memvault.service.vault import VaultService
+from tests.conftest import patience
+from tests.transcript_fixtures import SESSION, ClaudeTranscript, flaky_login_session, hook_input
+
+pytestmark = pytest.mark.processes
+
+PERSONS_SETTINGS = """{
+  "model": "opus",
+  "permissions": {
+    "allow": ["Bash(npm test:*)"]
+  },
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send done"
+          }
+        ]
+      }
+    ]
+  }
+}
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The hook's environment: its own HOME and run log, words-only search."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "MEMVAULT_EMBED_MODEL": "off",
+    }
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    """The project the sessions work in: a git repository named shop."""
+    root = tmp_path / "shop"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root
+
+
+def memvault(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memvault", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=patience(60),
+    )
+
+
+def installed_command(settings: Path, event: str) -> str:
+    data = json.loads(settings.read_text())
+    commands = [h["command"] for g in data["hooks"][event] for h in g["hooks"]]
+    return next(c for c in commands if "memvault" in c)
+
+
+def run_hook(env: dict[str, str], command: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    """Run a hook's command as Claude Code does: through the shell, its JSON on stdin."""
+    return subprocess.run(
+        command,
+        shell=True,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=patience(30),
+    )
+
+
+def last_run(env: dict[str, str], event: str) -> dict[str, object]:
+    log = Path(env["XDG_STATE_HOME"]) / "memvault" / "hooks.jsonl"
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    return [run for run in runs if run["event"] == event][-1]
+
+
+def wait_for(check: object, seconds: float = 30) -> None:
+    deadline = time.monotonic() + patience(seconds)
+    while not check():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.1)
+
+
+def sessions(vault: Path) -> list[Path]:
+    return sorted((vault / "session").glob("*.md")) if (vault / "session").exists() else []
+
+
+def install(
+    env: dict[str, str], vault: Path, project: Path, *more: str
+) -> subprocess.CompletedProcess[str]:
+    return memvault(
+        env,
+        "--vault",
+        str(vault),
+        "hooks",
+        "install",
+        "claude-code",
+        "--project",
+        str(project),
+        *more,
+    )
+
+
+def test_install_keeps_the_persons_settings_and_a_second_install_changes_nothing(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    settings = shop / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(PERSONS_SETTINGS)
+    first = install(env, vault_dir, shop)
+    assert first.returncode == 0, first.stderr
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and data["permissions"] == {"allow": ["Bash(npm test:*)"]}
+    stop = [h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"]]
+    assert stop[0] == "notify-send done" and "hook Stop" in stop[1]
+    assert set(data["hooks"]) == {"SessionStart", "PreCompact", "Stop", "SessionEnd"}
+    after_first = settings.read_bytes()
+    second = install(env, vault_dir, shop)
+    assert "nothing changed" in second.stdout
+    assert settings.read_bytes() == after_first
+    removed = memvault(env, "hooks", "uninstall", "claude-code", "--project", str(shop))
+    assert removed.returncode == 0 and "removed" in removed.stdout
+    assert settings.read_text() == PERSONS_SETTINGS
+
+
+def test_install_refuses_a_settings_file_that_is_not_json(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    settings = shop / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"model": "opus",')
+    result = install(env, vault_dir, shop)
+    assert result.returncode != 0 and "not valid JSON" in result.stderr
+    assert settings.read_text() == '{"model": "opus",'
+
+
+def test_user_install_goes_to_the_home_settings(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    assert install(env, vault_dir, shop, "--user").returncode == 0
+    home_settings = Path(env["HOME"]) / ".claude" / "settings.json"
+    assert "hook SessionStart" in installed_command(home_settings, "SessionStart")
+    assert not (shop / ".claude").exists()
+
+
+def test_session_start_prints_the_projects_briefing(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    vault = VaultService.open(Settings(vault=vault_dir))
+    from memvault.core.drafts import Draft
+
+    vault.create(Draft("Checkout needs the VAT flag", "Set VAT_MODE before tests.", scope="shop"))
+    vault.create(Draft("Other project fact", "Only for billing.", scope="billing"))
+    vault.close()
+    install(env, vault_dir, shop)
+    command = installed_command(shop / ".claude" / "settings.json", "SessionStart")
+    result = run_hook(env, command, hook_input("SessionStart", str(shop)))
+    assert result.returncode == 0, result.stderr
+    context = json.loads(result.stdout)["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart"
+    assert "Checkout needs the VAT flag" in context["additionalContext"]
+    assert "Other project fact" not in context["additionalContext"]
+    assert last_run(env, "SessionStart")["outcome"] == "ok"
+
+
+def test_stop_queues_a_capture_that_the_worker_writes(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    install(env, vault_dir, shop)
+    settings = shop / ".claude" / "settings.json"
+    transcript = flaky_login_session(shop / "t.jsonl", str(shop))
+    transcript.write()
+    for event in ("Stop", "PreCompact", "SessionEnd"):
+        result = run_hook(
+            env, installed_command(settings, event), hook_input(event, str(shop), shop / "t.jsonl")
+        )
+        assert result.returncode == 0 and result.stdout == "", result.stderr
+    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture")["outcome"] == "ok")
+    assert len(sessions(vault_dir)) == 1
+    assert "fails about one run in five" in sessions(vault_dir)[0].read_text()
+    transcript.user("Also fix the logout test.").write()
+    run_hook(
+        env, installed_command(settings, "Stop"), hook_input("Stop", str(shop), shop / "t.jsonl")
+    )
+    wait_for(lambda: "Also fix the logout test." in sessions(vault_dir)[0].read_text())
+    assert "Also fix the logout test." in sessions(vault_dir)[0].read_text()
+    assert len(sessions(vault_dir)) == 1
+    wait_for(
+        lambda: "worker idle" in memvault(env, "hooks", "status", "--project", str(shop)).stdout
+    )
+    status = memvault(env, "hooks", "status", "--project", str(shop)).stdout
+    assert "Stop: " in status and "queued" in status and "SessionStart: never ran" in status
+    assert "capture: " in status and " ok: " in status and "captures waiting: 0" in status
+
+
+def test_a_failing_hook_exits_0_prints_nothing_and_logs_one_line(
+    env: dict[str, str], tmp_path: Path, shop: Path
+) -> None:
+    missing = tmp_path / "no-vault"
+    for event, stdin in (
+        ("SessionStart", hook_input("SessionStart", str(shop))),
+        ("Stop", hook_input("Stop", str(shop), shop / "t.jsonl")),
+        ("Stop", "this is not json"),
+    ):
+        result = memvault(env, "--vault", str(missing), "hook", event, stdin=stdin)
+        assert result.returncode == 0 and result.stdout == "", (event, result.stderr)
+        assert last_run(env, event)["outcome"] == "error"
+    assert "not JSON" in str(last_run(env, "Stop")["detail"])
+
+
+def test_an_excluded_project_is_never_captured(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    install(env, vault_dir, shop, "--exclude", str(shop.parent / "sh*"))
+    flaky_login_session(shop / "t.jsonl", str(shop)).write()
+    command = installed_command(shop / ".claude" / "settings.json", "SessionEnd")
+    run_hook(env, command, hook_input("SessionEnd", str(shop / "src"), shop / "t.jsonl"))
+    assert last_run(env, "SessionEnd")["outcome"] == "skipped"
+    assert not (vault_dir / ".memvault" / "captures").exists() or not list(
+        (vault_dir / ".memvault" / "captures").glob("*.json")
+    )
+
+
+def queue_job(vault: Path, transcript: Path) -> None:
+    from memvault.hooks.capture_queue import Job, enqueue
+
+    enqueue(
+        Settings(vault=vault).state_dir, Job(str(transcript), "claude-code", SESSION, None, "Stop")
+    )
+
+
+def worker(vault: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "memvault.hooks.worker", str(vault)], env=env)
+
+
+def test_a_worker_killed_mid_capture_leaves_no_torn_memory(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    session = ClaudeTranscript(shop / "t.jsonl", str(shop))
+    session.user("Port the importer to the new API")
+    for n in range(4000):
+        session.say(f"step {n} " + "moved code around. " * 30)
+    session.write()
+    queue_job(vault_dir, shop / "t.jsonl")
+    for delay in (0.3, 0.6, 0.9, 1.2, 1.5):
+        process = worker(vault_dir, env)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        for path in sessions(vault_dir):
+            assert path.read_text().rstrip().endswith("-->") or "## Related" in path.read_text()
+    finished = worker(vault_dir, env)
+    assert finished.wait(timeout=patience(120)) == 0
+    assert len(sessions(vault_dir)) == 1
+    assert not list((vault_dir / ".memvault" / "captures").glob("*.json"))
+    vault = VaultService.open(Settings(vault=vault_dir))
+    memory = vault.get(sessions(vault_dir)[0].stem)
+    assert memory.metadata["session_id"] == SESSION and "step 3999" in memory.body
+    vault.close()
+
+
+def test_workers_never_pile_up(env: dict[str, str], vault_dir: Path, shop: Path) -> None:
+    flaky_login_session(shop / "t.jsonl", str(shop)).write()
+    queue_job(vault_dir, shop / "t.jsonl")
+    processes = [worker(vault_dir, env) for _ in range(4)]
+    for process in processes:
+        assert process.wait(timeout=patience(60)) == 0
+    assert len(sessions(vault_dir)) == 1
+
+
+def test_capture_command_reads_a_transcript_by_hand(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    path = flaky_login_session(shop / "t.jsonl", str(shop)).write()
+    first = memvault(env, "--vault", str(vault_dir), "capture", str(path))
+    assert first.returncode == 0 and first.stdout.startswith("created session/"), first.stderr
+    again = memvault(
+        env, "--vault", str(vault_dir), "capture", str(path), "--format", "claude-code"
+    )
+    assert again.stdout.startswith("unchanged session/")
+    bad = memvault(env, "--vault", str(vault_dir), "capture", str(shop / "missing.jsonl"))
+    assert bad.returncode != 0 and "no transcript at" in bad.stderr
