@@ -28,6 +28,7 @@ from typing import TextIO
 from urllib.parse import urlencode
 
 import floor
+import hooks_bench
 import huge_note
 import mcp_bench
 import mixed
@@ -642,6 +643,42 @@ def start_rows(b: Bench, params: StdioServerParameters, query: Query) -> list[Ro
     ]
 
 
+def bench_hooks(b: Bench) -> list[Row]:
+    """Claude Code's hooks (issue 34): SessionStart's briefing, a Stop hook's return with a
+    100 MB transcript, and the capture of a 5 MB and a 100 MB transcript."""
+    log(f"[{b.size}] hooks: SessionStart, Stop, capture")
+    starts = hooks_bench.session_starts(b.memvault(), b.vault)
+    rows = [latency_row("hook SessionStart (briefing, 1,500 tokens)", b.size, starts, 300, 600)]
+    huge = hooks_bench.transcript(100)
+    stops = [t * 1000 for t in hooks_bench.stop_returns(b.memvault(), b.vault, huge)]
+    rows.append(
+        Row(
+            "hook Stop returns, 100 MB transcript",
+            b.size,
+            "ms",
+            median(stops),
+            p95=percentile(stops, 95),
+            target="≤ 2000 ms p95",
+            result=verdict(percentile(stops, 95) <= 2000),
+            note=f"n={len(stops)}",
+        )
+    )
+    for megabytes in (5, 100):
+        seconds = hooks_bench.capture_seconds(
+            b.memvault(), hooks_bench.transcript(megabytes), f"bench-capture-{megabytes}"
+        )
+        rows.append(
+            Row(
+                f"capture a {megabytes} MB transcript",
+                b.size,
+                "s",
+                seconds,
+                note="no target: reported",
+            )
+        )
+    return rows
+
+
 def bench_size(
     size: int,
     runs: int,
@@ -650,6 +687,7 @@ def bench_size(
     only_mixed: bool,
     only_web: bool = False,
     only_semantic: bool = False,
+    only_hooks: bool = False,
 ) -> list[Row]:
     """Every measurement on one working copy of the vault with `size` notes (or only the
     mixed load, after a reindex)."""
@@ -674,6 +712,11 @@ def bench_size(
         if only_web:
             run_process(b.memvault("reindex"))
             rows = bench_web(b, asked)
+            shutil.rmtree(work)
+            return rows
+        if only_hooks:
+            run_process(b.memvault("reindex"))
+            rows = bench_hooks(b)
             shutil.rmtree(work)
             return rows
         if only_mixed:
@@ -704,6 +747,7 @@ def bench_size(
             rows += bench_mixed(b, asked, maker)
         rows.append(bench_huge_note(b, asked))
         rows.append(bench_web_huge_note(b, asked))
+        rows += bench_hooks(b)
     shutil.rmtree(work)
     return rows
 
@@ -776,6 +820,7 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="only the reindex and semantic search's rows (vectors present)",
     )
+    parser.add_argument("--only-hooks", action="store_true", help="only the client hooks' rows")
     args = parser.parse_args(argv)
     # The rows without vectors measure the full-text product: no server embeds meanwhile.
     os.environ[semantic_bench.MODEL_VARIABLE] = OFF
@@ -791,9 +836,10 @@ def main(argv: list[str] | None = None) -> None:
             args.only_mixed,
             args.only_web,
             args.only_semantic,
+            args.only_hooks,
         )
     ]
-    if not args.only_semantic:
+    if not (args.only_semantic or args.only_hooks):
         rows.append(bench_edit_race())
     about["load average (1 min) at end"] = os.getloadavg()[0]
     print(", ".join(f"{k}: {v}" for k, v in about.items()))

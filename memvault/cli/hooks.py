@@ -64,7 +64,7 @@ def hook(
     stdin = "" if on_terminal(sys.stdin) else sys.stdin.read()
 
     def opened() -> VaultService:
-        return VaultService.open(replace(settings, embed_model="off"), start=False)
+        return VaultService.open(replace(settings, embed_model="off"), fill=False, start=False)
 
     output = run_hook(event, stdin, setup, opened)
     if output:

@@ -134,10 +134,11 @@ def _first_line(vault: VaultService, path: str) -> str:
 
 def lead(body: str) -> str:
     """A body's first sentence, from its first line of text that is not a heading (a
-    session's notes start with "## Summary"); its first line when all are headings."""
+    session's notes start with "## Summary", a captured session with a comment); its first
+    line when all are headings."""
     for line in body.splitlines():
         text = _LIST_MARK.sub("", line.strip())
-        if text and not text.startswith("#"):
+        if text and not text.startswith(("#", "<!--")):
             sentence = _SENTENCE.match(text)
             return (sentence.group(1) if sentence else text)[:LEAD_LIMIT]
     return first_line(body, LEAD_LIMIT)

@@ -67,12 +67,19 @@ def worker_running(state_dir: Path) -> bool:
     return False
 
 
-def start_worker(vault: Path, state_dir: Path) -> bool:
+def start_worker(vault: Path, state_dir: Path, sync: bool = False) -> bool:
     """Start a detached worker for the vault unless one runs; whether one was started. It
-    outlives the hook (its own session, no terminal, nothing inherited on stdout)."""
+    outlives the hook (its own session, no terminal, nothing inherited on stdout); with
+    `sync` it first brings the index up to date with the files."""
     if worker_running(state_dir):
         return False
-    command = [sys.executable, "-m", "memvault.hooks.worker", str(vault)]
+    command = [
+        sys.executable,
+        "-m",
+        "memvault.hooks.worker",
+        str(vault),
+        *(["--sync"] if sync else []),
+    ]
     subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -84,10 +91,12 @@ def start_worker(vault: Path, state_dir: Path) -> bool:
     return True
 
 
-def work(state_dir: Path, capture: Callable[[Job], None]) -> int:
-    """Do every waiting job while holding the vault's capture lock (nothing when another
-    worker holds it); how many jobs were done. A job that fails is logged by `capture` and
-    dropped: the next capture of that session tries again."""
+def work(
+    state_dir: Path, capture: Callable[[Job], None], first: Callable[[], None] | None = None
+) -> int:
+    """Run `first`, then do every waiting job, while holding the vault's capture lock
+    (nothing when another worker holds it); how many jobs were done. A job that fails is
+    logged by `capture` and dropped: the next capture of that session tries again."""
     done = 0
     while True:
         lock = FileLock(state_dir / LOCK_FILE, timeout=0)
@@ -96,6 +105,9 @@ def work(state_dir: Path, capture: Callable[[Job], None]) -> int:
         except Timeout:
             return done
         try:
+            if first is not None:
+                first()
+                first = None
             for path, raw in _waiting(state_dir):
                 try:
                     capture(Job(**json.loads(raw)))

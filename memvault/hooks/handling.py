@@ -93,9 +93,17 @@ def _payload(stdin: str) -> dict[str, Any]:
 def _brief(
     payload: dict[str, Any], setup: HookSetup, opened: Callable[[], VaultService]
 ) -> tuple[str, str]:
-    """The briefing of the session's project, as Claude Code's additional context."""
+    """The briefing of the session's project, as Claude Code's additional context. It reads
+    the index as it is (a server keeps it current; otherwise the last capture did) and starts
+    the vault's worker to sync it, so that the session is not kept waiting for a walk of the
+    vault: what a person changed with no memvault running shows from the next session on."""
     scope = setup.scope or project_of(_cwd(payload)).name
     vault = opened()
+    state_dir = Settings(vault=setup.vault).state_dir
+    if not vault.upkeep.built:
+        vault.close()
+        start_worker(setup.vault, state_dir, sync=True)
+        return "", "no briefing: the vault's index is new; the worker is building it"
     try:
         briefing = build_briefing(vault, scope, setup.budget, setup.context)
         text = briefing.text
@@ -108,6 +116,7 @@ def _brief(
             text += f"\nThis session so far is captured as {earlier.title!r} (id {earlier.id}).\n"
     finally:
         vault.close()
+    start_worker(setup.vault, state_dir, sync=True)
     context = {"hookEventName": BRIEFING, "additionalContext": text}
     detail = (
         f"briefed scope {scope}: {len(briefing.items)} memories, about {briefing.tokens} tokens"

@@ -38,6 +38,11 @@ class Upkeep:
         self._store = parts.store
         self._archive = archive
 
+    @property
+    def built(self) -> bool:
+        """Whether the index holds the vault yet: a new index is empty until its first fill."""
+        return not self._index.pool.fresh
+
     def fill(self, found: Changes | None = None, progress: Progress | None = None) -> list[Skipped]:
         """Bring the index up to date with the files: a full build for a new index (reporting
         to `progress`), else an incremental sync (of `found` when the caller looked for changes
