@@ -308,3 +308,52 @@ def test_capture_command_reads_a_transcript_by_hand(
     assert again.stdout.startswith("unchanged session/")
     bad = memvault(env, "--vault", str(vault_dir), "capture", str(shop / "missing.jsonl"))
     assert bad.returncode != 0 and "no transcript at" in bad.stderr
+
+
+def test_session_start_works_beside_a_running_server(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    """A server watches the vault (its own process, holding its index open): a note a person
+    adds is in the next SessionStart's briefing, and the hook neither waits nor fails."""
+    from tests.mcp_helpers import http_server
+
+    install(env, vault_dir, shop)
+    command = installed_command(shop / ".claude" / "settings.json", "SessionStart")
+    with http_server(vault_dir):
+        (vault_dir / "deploy-freeze.md").write_text(
+            "---\ntitle: Deploy freeze on Fridays\nscope: shop\n---\nNo deploys after noon.\n"
+        )
+
+        def briefed() -> bool:
+            result = run_hook(env, command, hook_input("SessionStart", str(shop)))
+            assert result.returncode == 0, result.stderr
+            return "Deploy freeze on Fridays" in result.stdout
+
+        wait_for(briefed)
+    assert last_run(env, "SessionStart")["outcome"] == "ok"
+
+
+def test_without_a_server_a_persons_edit_shows_from_the_next_session(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    """With no memvault running, SessionStart briefs from the index as it is and its worker
+    syncs the index afterwards: the next session sees the note a person added."""
+    (vault_dir / "first.md").write_text("---\ntitle: First note\nscope: shop\n---\nHello.\n")
+    install(env, vault_dir, shop)
+    command = installed_command(shop / ".claude" / "settings.json", "SessionStart")
+    first = run_hook(env, command, hook_input("SessionStart", str(shop)))
+    assert first.returncode == 0 and first.stdout == ""
+    assert "index is new" in str(last_run(env, "SessionStart")["detail"])
+    state = Settings(vault=vault_dir).state_dir
+    from memvault.hooks.capture_queue import worker_running
+
+    wait_for(lambda: not worker_running(state) and last_run(env, "SessionStart"))
+    wait_for(
+        lambda: "First note" in run_hook(env, command, hook_input("SessionStart", str(shop))).stdout
+    )
+    (vault_dir / "second.md").write_text("---\ntitle: Second note\nscope: shop\n---\nAdded.\n")
+    wait_for(
+        lambda: (
+            "Second note" in run_hook(env, command, hook_input("SessionStart", str(shop))).stdout
+        )
+    )
