@@ -11,15 +11,17 @@ A worker ends with the process that started it (parent_death.py).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 from memvault.errors import Invalid
 from memvault.parent_death import end_with_parent
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 START_METHOD_ENV = "MEMVAULT_START_METHOD"
 # Workers yield the cores to the main process, which is the critical path: they parse ahead.
@@ -28,6 +30,8 @@ NICE = 10
 
 def start_method() -> str:
     """'fork' where it is safe, else 'spawn'; MEMVAULT_START_METHOD overrides either."""
+    import multiprocessing  # here, not at the top: a hook's start need not pay for it
+
     forced = os.environ.get(START_METHOD_ENV, "").strip()
     if forced:
         if forced not in multiprocessing.get_all_start_methods():
@@ -48,6 +52,9 @@ def forks() -> bool:
 def pool(workers: int, low_priority: bool = False) -> ProcessPoolExecutor:
     """A process pool of `workers`, at a lower priority than this process if asked (where the
     platform has one)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context(start_method())
     return ProcessPoolExecutor(workers, context, _start_worker, (os.getpid(), low_priority))
 
