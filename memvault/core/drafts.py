@@ -20,7 +20,8 @@ OnExists = Literal["refuse", "replace"]
 class Draft:
     """A memory to write: its title and markdown body, tags, category (its folder), scope,
     expiry (`expires_at`, or `ttl_days` from now; neither: the category's default TTL),
-    `properties` as extra frontmatter keys, and `supersedes`: a memory it replaces."""
+    `properties` as extra frontmatter keys, `supersedes`: a memory it replaces, and
+    `created_at`: when it was begun, kept from where an import found it (None: when written)."""
 
     title: str
     content: str
@@ -31,6 +32,7 @@ class Draft:
     ttl_days: float | None = None
     properties: Mapping[str, Any] | None = None
     supersedes: str | None = None
+    created_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class WriteOptions:
     the scope, near-identical content) is refused unless `allow_duplicate`; a secret is
     refused, or redacted under `secrets="redact"`; `expected_version` (or, for an edit,
     `expected_updated_at`) refuses it if the memory changed since; `on_exists` is what
-    `write` does with a title its scope has already."""
+    `write` does with a title its scope has already; `at` is when it is dated (`updated_at`,
+    and a new memory's times): an import keeps its source's time (None: now)."""
 
     agent: str | None = None
     allow_duplicate: bool = False
@@ -69,3 +72,4 @@ class WriteOptions:
     expected_version: str | None = None
     expected_updated_at: str | None = None
     on_exists: OnExists = "refuse"
+    at: str | None = None

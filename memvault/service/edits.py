@@ -38,23 +38,38 @@ class Change:
     supersedes: str | None = None
 
 
+def dated(stamp: str | None) -> str:
+    """When a write is dated: now, or `stamp` (a time an import kept from its source) in the
+    form memvault writes times; Invalid if it is no ISO 8601 time."""
+    if stamp is None:
+        return clock.now_iso()
+    moment = clock.parse(stamp)
+    if moment is None:
+        raise Invalid(f"{stamp!r} is not an ISO 8601 time, such as 2024-01-15T10:30:00Z")
+    return clock.iso(moment)
+
+
 def new_fields(
     title: str,
     folder: str | None,
     scope: str | None,
     tags: list[str],
     expires: str | None,
+    times: tuple[str | None, str | None],
     agent: str | None,
 ) -> dict[str, Any]:
-    """The frontmatter of a new memory: a fresh id, its title, category, scope and tags, now
-    as its times, its expiry, and `agent` as who wrote it."""
-    now = clock.now_iso()
+    """The frontmatter of a new memory: a fresh id, its title, category, scope and tags, its
+    `times` (created, written: each now unless an import kept it from its source) as created,
+    updated and last reviewed, its expiry, and `agent` as who wrote it."""
+    created, written = times
+    now = dated(written)
     fields: dict[str, Any] = {"id": new_id(), "title": title}
     if folder:
         fields["category"] = folder
     if scope:
         fields["scope"] = scope
-    fields.update(tags=tags, created_at=now, updated_at=now, last_reviewed=now)
+    begun = now if created is None else dated(created)
+    fields.update(tags=tags, created_at=begun, updated_at=now, last_reviewed=now)
     if expires:
         fields["expires_at"] = expires
     if agent:

@@ -37,6 +37,7 @@ from memvault.service.edits import (
     changed_fields,
     check_guards,
     check_writable,
+    dated,
     edited,
     new_fields,
 )
@@ -62,7 +63,8 @@ class MemoryWrites:
         self.policies = parts.policies
 
     def create(self, draft: Draft, options: WriteOptions = WriteOptions()) -> Memory:
-        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps, its
+        """Write a new memory to `<category>/<slug>.md` with a fresh id and timestamps (now,
+        or the times an import keeps: the draft's `created_at`, the options' `at`), its
         `properties` as extra frontmatter keys, the options' `agent` as who wrote it; a memory
         it `supersedes` is marked superseded (writes/supersedes.py).
 
@@ -83,7 +85,8 @@ class MemoryWrites:
         expires = expiry_from(draft.expires_at, ttl_days)
         given = {k: v for k, v in clean_properties(draft.properties).items() if v is not None}
         extra = screened_fields(given, secrets)
-        fields = {**new_fields(title, folder, scope, tag_list, expires, agent), **extra}
+        times = draft.created_at, options.at
+        fields = {**new_fields(title, folder, scope, tag_list, expires, times, agent), **extra}
         checked = not options.allow_duplicate
         suspects = self._guard.suspects(title, content, scope) if checked else Suspects()
         with self._lock.writing(agent):
@@ -95,7 +98,7 @@ class MemoryWrites:
             memory = self._save_new(folder, slug_for(title), with_newline(content), fields)
             if old is not None:
                 self._succession.mark(old, memory)
-            return memory
+            return self._dated(memory, options)
 
     def write(self, draft: Draft, options: WriteOptions = WriteOptions()) -> Saved:
         """write_mem: `create`, or with on_exists="replace" (key-value use: the title is the
@@ -165,13 +168,21 @@ class MemoryWrites:
             if old == path:
                 raise Invalid(f"{path} cannot supersede itself; name the older memory it replaces")
             change.supersedes = old
-            memory = retrying(path, lambda: self._attempt(path, change))
+            memory = self._dated(retrying(path, lambda: self._attempt(path, change)), options)
             edit = change.revision.edit
             if edit is not None and edit.append is not None:
                 self._index.appends.remember(memory.id, edit.append)
             if old is not None:
                 self._succession.mark(old, memory)
             return memory
+
+    def _dated(self, memory: Memory, options: WriteOptions) -> Memory:
+        """The memory just written, its file's modification time set to the write's time
+        when that is an import's (`options.at`): else the file, changed now, would read as
+        edited since the time its frontmatter holds."""
+        if options.at is None or memory.metadata.get("updated_at") != dated(options.at):
+            return memory
+        return self._writer.date(memory.path, dated(options.at))
 
     def _attempt(self, path: str, change: Change) -> Memory:
         """One read of the memory at `path`, check of the guards, change and write (moving
@@ -193,7 +204,7 @@ class MemoryWrites:
             return memory
         if doc.writable and memory.metadata.get("id") in (None, ""):
             fields = {"id": memory.id, **fields}
-        fields["updated_at"] = clock.now_iso()
+        fields["updated_at"] = dated(change.options.at)
         if new_path == path and "title" not in fields:
             return self._writer.save(path, doc, body, fields, base)
         moved = self._links.move(Rewrite(memory, doc, base, body, fields), new_path)
@@ -261,12 +272,19 @@ class MemoryWrites:
             return Deleted(memory, changed)
 
     def link(
-        self, source: str, target: str, text: str | None = None, *, agent: str | None = None
+        self,
+        source: str,
+        target: str,
+        text: str | None = None,
+        *,
+        back_text: str | None = None,
+        agent: str | None = None,
     ) -> LinkChange:
-        """Link two memories both ways, each file recording `agent` as who changed it."""
+        """Link two memories both ways (`text` and `back_text`: the words each link shows,
+        default the other's title), each file recording `agent` as who changed it."""
         with self._lock.writing(agent):
             locate = self._lookup.locate
-            return self._links.link(locate(source), locate(target), text)
+            return self._links.link(locate(source), locate(target), text, back_text)
 
     def unlink(self, source: str, target: str, *, agent: str | None = None) -> LinkChange:
         """Unlink two memories both ways, each file recording `agent` as who changed it."""

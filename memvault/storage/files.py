@@ -375,6 +375,14 @@ class VaultStore:
         stat = self.absolute(path).stat()
         return FileInfo(path, stat.st_size, stat.st_mtime_ns)
 
+    def date(self, path: str, mtime_ns: int) -> FileInfo:
+        """Set a file's modification time (an import dates it as its source did: a later
+        mtime than the frontmatter's `updated_at` reads as an edit made since)."""
+        full = self.absolute(path)
+        with write_errors(path):
+            os.utime(full, ns=(full.stat().st_atime_ns, mtime_ns))
+        return self.info(path)
+
     def save(
         self, path: str, doc: Document, body: str, updates: dict[str, object], base: Snapshot | None
     ) -> tuple[str, FileInfo, Undo]:

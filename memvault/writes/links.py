@@ -45,14 +45,21 @@ class LinkService:
         self._writer = writer
         self._journal = journal
 
-    def link(self, source_path: str, target_path: str, text: str | None = None) -> LinkChange:
-        """Add each memory to the other's `## Related` list; a link already there is kept."""
+    def link(
+        self,
+        source_path: str,
+        target_path: str,
+        text: str | None = None,
+        back_text: str | None = None,
+    ) -> LinkChange:
+        """Add each memory to the other's `## Related` list, showing `text` and `back_text`
+        (default: the other's title); a link already there is kept."""
         if source_path == target_path:
             raise Invalid("a memory cannot link to itself; pick two different memories")
         source, _doc = self._store.read(source_path)
         target, _doc = self._store.read(target_path)
         written = wikilink(self._name(target_path), text or target.title)
-        back = wikilink(self._name(source_path), source.title)
+        back = wikilink(self._name(source_path), back_text or source.title)
         source, source_changed = self._writer.edit_body(
             source_path, lambda m: self._add(m, target_path, written)
         )

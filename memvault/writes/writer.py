@@ -120,6 +120,15 @@ class Writer:
         self._index.appends.forget_taken_out(memory.id, doc.body, body)
         return memory
 
+    def date(self, path: str, stamp: str) -> Memory:
+        """Give the file of the memory at `path` the modification time `stamp` (its
+        `updated_at`, kept from an import's source) and index it so."""
+        moment = clock.parse(stamp)
+        if moment is None:
+            raise ValueError(f"{stamp!r} is no time")
+        info = self._store.date(path, int(moment.timestamp()) * 1_000_000_000)
+        return self._index.entries.upsert(path, self._store.read_text(path), info)
+
     def _stamped(self, updates: dict[str, object]) -> dict[str, object]:
         """The frontmatter updates with the change's agent as `updated_by`, when the write
         changes frontmatter at all (a note without any keeps none) and a caller is known."""
