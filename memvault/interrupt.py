@@ -1,4 +1,5 @@
-"""Ctrl-C while the program starts, before the command runs: no traceback, ever.
+"""Ctrl-C while the program starts, before the command runs: no traceback, ever; and
+Ctrl-C during a job done step by step (an import), which ends it between two steps.
 
 The `memvault` program (`__main__.run`) imports click and the vault service first, about
 0.3 s. From its first moment a Ctrl-C is only noted (`note_early`); once the command is known
@@ -10,6 +11,9 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 # The commands a Ctrl-C stops normally (exit 0): they run until stopped.
@@ -48,3 +52,26 @@ def quit_at_once(signum: int, frame: FrameType | None) -> None:
     """Ctrl-C before the server serves: exit 0 at once, without a traceback (unwinding through
     a worker pool would end with one; the next start repairs whatever a stop cut short)."""
     os._exit(0)
+
+
+@contextmanager
+def between_steps() -> Iterator[Callable[[], bool]]:
+    """Within it, a Ctrl-C is noted rather than raised, and the callable it gives says
+    whether one was: a job asks it between two steps, so none is cut in half. A second
+    Ctrl-C stops at once (KeyboardInterrupt). Off the main thread, nothing is noted."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    pressed: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        """Note the first Ctrl-C; raise at the second."""
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(signum)
+
+    before = signal.signal(signal.SIGINT, note)
+    try:
+        yield lambda: bool(pressed)
+    finally:
+        signal.signal(signal.SIGINT, before)

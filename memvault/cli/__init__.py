@@ -32,6 +32,8 @@ from memvault.policies import load_policies
 from memvault.service.vault import VaultService
 
 EXIT_ERROR = 1
+# Stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+EXIT_INTERRUPTED = 130
 
 
 class UsageLine(click.UsageError):

@@ -3,12 +3,13 @@ import."""
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from memvault.cli import (
     EXIT_ERROR,
+    EXIT_INTERRUPTED,
     emit,
     filter_options,
     json_option,
@@ -16,13 +17,19 @@ from memvault.cli import (
     make_filter,
     secrets_option,
     service,
+    writer,
 )
 from memvault.cli.terminal import with_progress
 from memvault.core.records import Skipped
 from memvault.core.reports import BrokenLink, CheckReport, Maintenance
 from memvault.core.secrets import SecretPolicy
-from memvault.presentation.lines import semantic_line
+from memvault.features.importers import FORMATS, MEMVAULT
+from memvault.interrupt import between_steps
+from memvault.presentation.lines import semantic_line, source_import_line
 from memvault.words import count, memories
+
+if TYPE_CHECKING:
+    from memvault.features.importers.records import Parsed
 
 
 def echo_skipped(skipped: list[Skipped]) -> None:
@@ -195,29 +202,83 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
 
 @main.command(name="import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", *FORMATS]),
+    default="auto",
+    show_default=True,
+    help="Where FILE comes from; auto tells by its content.",
+)
+@click.option("--dry-run", is_flag=True, help="Count what it would add, update and skip.")
 @secrets_option
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, file: TextIO, secrets: SecretPolicy, as_json: bool) -> None:
-    """Import an export (JSON or JSON Lines): new ids are created, others reported (a memory
-    holding a secret too, unless --secrets redact)."""
+def import_(
+    ctx: click.Context, file: TextIO, fmt: str, dry_run: bool, secrets: SecretPolicy, as_json: bool
+) -> None:
+    """Import memvault's export (JSON or JSON Lines: new ids are created, others reported;
+    a memory holding a secret too, unless --secrets redact), or another tool's data: a
+    Claude.ai or ChatGPT data export's conversations.json (a memory a conversation), the
+    MCP memory server's memory.json (a memory an entity, its relations as links). Those
+    are dated as their source, their secrets redacted whatever --secrets says, and found
+    again by their id there: a second import adds nothing. Ctrl-C stops between two
+    memories; the same import finishes it."""
+    # the readers load only for an import (about 10 ms every other command would pay)
+    from memvault.features.importers.sources import parsed, sniffed
+
+    text = file.read()
+    fmt = sniffed(text) if fmt == "auto" else fmt
+    if fmt == MEMVAULT:
+        _import_export(ctx, text, secrets, dry_run, as_json)
+    else:
+        _import_source(ctx, parsed(text, fmt), dry_run, as_json)
+
+
+def _import_export(
+    ctx: click.Context, text: str, secrets: SecretPolicy, dry_run: bool, as_json: bool
+) -> None:
+    """`import` of memvault's own export."""
     # export_import builds on presentation/output.py's models (pydantic)
     from memvault.features.export_import import (
         import_records,
         load,
     )
 
-    records = load(file.read())
-    with service(ctx, start=True) as vault:
-        report = import_records(vault, records, secrets)
+    records = load(text)
+    with service(ctx, start=not dry_run) as vault:
+        report = import_records(vault, records, secrets, dry_run)
     if as_json:
         emit(report)
     else:
+        created = "would create" if dry_run else "created"
         click.echo(
-            f"created {memories(len(report.created))}, "
+            f"{created} {memories(len(report.created))}, "
             f"{len(report.unchanged):,} unchanged, {count(len(report.conflicts), 'conflict')}"
         )
         for conflict in report.conflicts:
             click.echo(f"  conflict {conflict['id']} ({conflict['path']}): {conflict['reason']}")
     if report.conflicts:
         ctx.exit(EXIT_ERROR)
+
+
+def _import_source(ctx: click.Context, found: Parsed, dry_run: bool, as_json: bool) -> None:
+    """`import` of another tool's data; exit 130 when Ctrl-C stopped it."""
+    from memvault.features.importers.run import Run, import_parsed
+
+    agent = writer(ctx)
+    with service(ctx, start=not dry_run) as vault, between_steps() as stop:
+        report = with_progress(
+            "importing",
+            as_json,
+            lambda progress: import_parsed(vault, found, Run(dry_run, agent, stop, progress)),
+        )
+    if as_json:
+        emit(report)
+    else:
+        click.echo(source_import_line(report))
+        for skip in report.skipped:
+            click.echo(f"  skipped {skip['entry']}: {skip['reason']}")
+    if report.interrupted:
+        click.echo("interrupted: the same import again finishes it", err=True)
+        ctx.exit(EXIT_INTERRUPTED)

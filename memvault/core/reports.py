@@ -149,3 +149,21 @@ class ImportReport:
     created: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class SourceImport:
+    """What an import of another tool's data did (or, in a `dry_run`, would do): memories
+    added, updated and left unchanged, links added and already there, and the entries
+    skipped, each with where it is in the file and why. `interrupted`: stopped by Ctrl-C
+    between two memories; the same import again finishes it."""
+
+    format: str
+    dry_run: bool = False
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    links_added: int = 0
+    links_unchanged: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    interrupted: bool = False

@@ -85,12 +85,16 @@ def load(text: str) -> list[dict[str, Any]]:
 
 
 def import_records(
-    vault: VaultService, records: list[dict[str, Any]], secrets: SecretPolicy = "refuse"
+    vault: VaultService,
+    records: list[dict[str, Any]],
+    secrets: SecretPolicy = "refuse",
+    dry_run: bool = False,
 ) -> ImportReport:
     """Create each memory whose id is new; report one whose id exists with other content as a
     conflict (nothing is overwritten); skip one that is already here as it is. A record whose
     path could never be a memory's is refused before anything is written. One holding a
-    secret is a conflict too, unless `secrets="redact"`."""
+    secret is a conflict too, unless `secrets="redact"`. A `dry_run` writes nothing: its
+    `created` are the paths it would create (secrets unchecked)."""
     _check_paths(records)
     report = ImportReport()
     for record in records:
@@ -108,6 +112,9 @@ def import_records(
                         "reason": "a memory with this id differs here; left as it is",
                     }
                 )
+            continue
+        if dry_run:
+            report.created.append(str(record.get("path") or memory_id))
             continue
         try:
             created = vault.restore(record, secrets)

@@ -18,7 +18,7 @@ from memvault.core.records import (
     SemanticStatus,
     Stats,
 )
-from memvault.core.reports import CheckReport
+from memvault.core.reports import CheckReport, SourceImport
 from memvault.words import count, memories
 
 # How read_mem and `memvault read` give a memory.
@@ -191,3 +191,27 @@ def check_problems(report: CheckReport) -> list[str]:
             for a in report.lost_appends
         ),
     ]
+
+
+def source_import_line(report: SourceImport) -> str:
+    """What an import of another tool's data did, or in a dry run would do, in one line:
+    `chatgpt: added 12 memories, updated 1, 30 unchanged, 2 skipped`."""
+    add, update, link = (
+        ("would add", "would update", "would link")
+        if report.dry_run
+        else (
+            "added",
+            "updated",
+            "linked",
+        )
+    )
+    parts = [
+        f"{add} {memories(report.added)}",
+        f"{update} {report.updated:,}",
+        f"{report.unchanged:,} unchanged",
+        f"{len(report.skipped):,} skipped",
+    ]
+    if report.links_added or report.links_unchanged:
+        pairs = count(report.links_added, "pair")
+        parts.append(f"{link} {pairs} ({report.links_unchanged:,} linked already)")
+    return f"{report.format}{' (dry run)' if report.dry_run else ''}: {', '.join(parts)}"
