@@ -205,6 +205,14 @@ def test_auto_tells_each_source_by_its_content(vault_dir: Path, tmp_path: Path) 
     assert code == 0 and "conversation 1: it has no conversation_id or id" in out
 
 
+def test_a_title_over_the_limit_is_cut(vault_dir: Path, tmp_path: Path) -> None:
+    conversation = {**claude_conversations()[0], "name": "Very long " * 40}
+    assert imported(vault_dir, write_json(tmp_path / "long.json", [conversation]))["added"] == 1
+    (text,) = files(vault_dir).values()
+    title = frontmatter(text)["title"]
+    assert len(title) == 200 and title.startswith("Very long Very long") and title.endswith("…")
+
+
 def test_a_repeated_id_in_one_file_is_skipped(vault_dir: Path, tmp_path: Path) -> None:
     conversations = claude_conversations()[:1] * 2
     report = imported(vault_dir, write_json(tmp_path / "twice.json", conversations))

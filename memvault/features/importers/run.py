@@ -16,7 +16,7 @@ from memvault.core.records import Filter, Progress
 from memvault.core.reports import SourceImport
 from memvault.errors import MemvaultError
 from memvault.features.importers.links import Pair, pairs
-from memvault.features.importers.records import Entry, Parsed, Skip
+from memvault.features.importers.records import Entry, Parsed, Skip, one_line
 from memvault.service.vault import VaultService
 
 # The property holding a hash of what the import wrote: the same again is no change.
@@ -91,11 +91,12 @@ class _Import:
             self._run.agent, allow_duplicate=True, secrets="redact", at=item.updated_at
         )
         properties = {**item.properties, DIGEST: item.digest}
+        title = one_line(item.title, self._vault.limits.max_title)
         path = self._find(item.source_id)
         if path is None:
             if not self._run.dry_run:
                 draft = Draft(
-                    item.title,
+                    title,
                     item.body,
                     category=item.category,
                     properties=properties,
@@ -108,7 +109,7 @@ class _Import:
             self.report.unchanged += 1
             return path
         if not self._run.dry_run:
-            revision = Revision(item.title, BodyEdit(content=item.body), properties=properties)
+            revision = Revision(title, BodyEdit(content=item.body), properties=properties)
             path = self._vault.update(path, revision, options).path
         self.report.updated += 1
         return path
