@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memvault.config import Settings
 from memvault.core.body_edits import BodyEdit
 from memvault.core.drafts import Draft, Revision
 from memvault.features.session_capture import END, START, capture_transcript, session_memory
@@ -291,3 +292,43 @@ def test_any_bytes_read_as_events_or_skipped_lines(
         events, read = read_events(path, fmt)
         list(events)
         assert read.skipped >= 0
+
+
+def transcripts_folder(tmp_path: Path) -> Path:
+    """A folder as Claude Code keeps it: two sessions of a project, a subagent's transcript
+    and a file that holds no dialogue."""
+    folder = tmp_path / "projects" / "-work-shop"
+    cwd = project(tmp_path)
+    flaky_login_session(folder / f"{SESSION}.jsonl", cwd).write()
+    other = ClaudeTranscript(folder / "second.jsonl", cwd, session_id="second-session")
+    other.user("Bump the API client to version 3").say("Bumped; the tests pass.").write()
+    sub = ClaudeTranscript(folder / SESSION / "subagents" / "agent-1.jsonl", cwd)
+    sub.user("search the code for cookie handling").write()
+    (folder / "junk.jsonl").write_text("not a transcript\n")
+    return tmp_path / "projects"
+
+
+def test_a_folder_of_transcripts_imports_as_sessions_once(vault_dir: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memvault.cli import main
+
+    folder = transcripts_folder(tmp_path)
+    (vault_dir / "hello.md").write_text("# Hello\n")
+    runner = CliRunner()
+    args = ["--vault", str(vault_dir), "import", str(folder)]
+    dry = runner.invoke(main, [*args, "--dry-run", "--json"])
+    assert dry.exit_code == 0, dry.output
+    counts = json.loads(dry.output)
+    assert (counts["added"], counts["dry_run"], len(counts["skipped"])) == (2, True, 1)
+    first = runner.invoke(main, [*args, "--json"])
+    report = json.loads(first.output)
+    assert (report["added"], report["unchanged"]) == (2, 0)
+    assert report["skipped"][0]["entry"].endswith("junk.jsonl")
+    again = json.loads(runner.invoke(main, [*args, "--format", "claude-code", "--json"]).output)
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 2)
+    vault = VaultService.open(Settings(vault=vault_dir))
+    memory = session_memory(vault, SESSION)
+    assert memory is not None and memory.created_at == "2026-11-20T10:00:01Z"
+    assert memory.updated_at == memory.metadata["ended"][:19] + "Z"
+    vault.close()

@@ -37,7 +37,8 @@ class ClaudeTranscript:
                 "version": "2.1.12",
                 "isSidechain": False,
                 "userType": "external",
-                "timestamp": f"2026-11-20T10:{self.minute // 60:02d}:{self.minute % 60:02d}.000Z",
+                "timestamp": f"2026-11-20T{10 + self.minute // 3600:02d}:"
+                f"{self.minute // 60 % 60:02d}:{self.minute % 60:02d}.000Z",
                 "message": message,
                 **extra,
             }

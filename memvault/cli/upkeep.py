@@ -3,7 +3,9 @@ import."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,17 +21,19 @@ from memvault.cli import (
     service,
     writer,
 )
-from memvault.cli.terminal import with_progress
+from memvault.cli.terminal import stdin_text, with_progress
 from memvault.core.records import Skipped
-from memvault.core.reports import BrokenLink, CheckReport, Maintenance
+from memvault.core.reports import BrokenLink, CheckReport, Maintenance, SourceImport
 from memvault.core.secrets import SecretPolicy
-from memvault.features.importers import FORMATS, MEMVAULT
+from memvault.features.importers import FORMATS, MEMVAULT, TRANSCRIPT_FORMATS
 from memvault.interrupt import between_steps
 from memvault.presentation.lines import semantic_line, source_import_line
 from memvault.words import count, memories
 
 if TYPE_CHECKING:
     from memvault.features.importers.records import Parsed
+    from memvault.features.importers.run import Run
+    from memvault.service.vault import VaultService
 
 
 def echo_skipped(skipped: list[Skipped]) -> None:
@@ -201,11 +205,11 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
 
 
 @main.command(name="import")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", *FORMATS]),
+    type=click.Choice(["auto", *FORMATS, *TRANSCRIPT_FORMATS]),
     default="auto",
     show_default=True,
     help="Where FILE comes from; auto tells by its content.",
@@ -215,24 +219,42 @@ def export_(ctx: click.Context, /, fmt: str, as_json: bool, **filters: Any) -> N
 @json_option
 @click.pass_context
 def import_(
-    ctx: click.Context, file: TextIO, fmt: str, dry_run: bool, secrets: SecretPolicy, as_json: bool
+    ctx: click.Context, source: Path, fmt: str, dry_run: bool, secrets: SecretPolicy, as_json: bool
 ) -> None:
     """Import memvault's export (JSON or JSON Lines: new ids are created, others reported;
     a memory holding a secret too, unless --secrets redact), or another tool's data: a
     Claude.ai or ChatGPT data export's conversations.json (a memory a conversation), the
     MCP memory server's memory.json (a memory an entity, its relations as links). Those
     are dated as their source, their secrets redacted whatever --secrets says, and found
-    again by their id there: a second import adds nothing. Ctrl-C stops between two
-    memories; the same import finishes it."""
+    again by their id there: a second import adds nothing. A folder of Claude Code or Codex
+    session transcripts is captured as the hooks capture a session, one memory a session.
+    Ctrl-C stops between two memories; the same import finishes it."""
     # the readers load only for an import (about 10 ms every other command would pay)
     from memvault.features.importers.sources import parsed, sniffed
 
-    text = file.read()
+    if source.is_dir():
+        _import_transcripts(ctx, source, fmt, dry_run, as_json)
+        return
+    text = stdin_text("an export") if str(source) == "-" else _read_text(source)
     fmt = sniffed(text) if fmt == "auto" else fmt
+    if fmt in TRANSCRIPT_FORMATS:
+        raise click.BadParameter(
+            f"--format {fmt} imports a folder of transcripts; `memvault capture FILE` takes one",
+            param_hint="--format",
+        )
     if fmt == MEMVAULT:
         _import_export(ctx, text, secrets, dry_run, as_json)
     else:
         _import_source(ctx, parsed(text, fmt), dry_run, as_json)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"{path} is not UTF-8 text ({exc.reason})", param_hint="SOURCE"
+        ) from exc
 
 
 def _import_export(
@@ -262,16 +284,50 @@ def _import_export(
         ctx.exit(EXIT_ERROR)
 
 
+def _import_transcripts(
+    ctx: click.Context, folder: Path, fmt: str, dry_run: bool, as_json: bool
+) -> None:
+    """`import` of a folder of session transcripts."""
+    from memvault.features.importers.transcripts import (
+        import_transcripts,
+        sniffed_transcripts,
+        transcript_files,
+    )
+
+    if fmt == "auto":
+        fmt = sniffed_transcripts(transcript_files(folder))
+    elif fmt not in TRANSCRIPT_FORMATS:
+        raise click.BadParameter(
+            f"a folder holds transcripts: claude-code or codex, not {fmt}", param_hint="--format"
+        )
+    _report_import(
+        ctx, dry_run, as_json, lambda vault, run: import_transcripts(vault, folder, fmt, run)
+    )
+
+
 def _import_source(ctx: click.Context, found: Parsed, dry_run: bool, as_json: bool) -> None:
     """`import` of another tool's data; exit 130 when Ctrl-C stopped it."""
-    from memvault.features.importers.run import Run, import_parsed
+    from memvault.features.importers.run import import_parsed
+
+    _report_import(ctx, dry_run, as_json, lambda vault, run: import_parsed(vault, found, run))
+
+
+def _report_import(
+    ctx: click.Context,
+    dry_run: bool,
+    as_json: bool,
+    importing: Callable[[VaultService, Run], SourceImport],
+) -> None:
+    """Run an import of another tool's data with a progress bar, and report it; exit 130
+    when Ctrl-C stopped it."""
+    from memvault.features.importers.run import Run
 
     agent = writer(ctx)
     with service(ctx, start=not dry_run) as vault, between_steps() as stop:
         report = with_progress(
             "importing",
             as_json,
-            lambda progress: import_parsed(vault, found, Run(dry_run, agent, stop, progress)),
+            lambda progress: importing(vault, Run(dry_run, agent, stop, progress)),
         )
     if as_json:
         emit(report)

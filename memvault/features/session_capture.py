@@ -7,7 +7,7 @@ between the marks. No LLM is involved and nothing leaves the machine."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -47,35 +47,58 @@ def capture_transcript(
     scope: str | None = None,
     session_id: str | None = None,
     agent: str = CAPTURE_AGENT,
+    dry_run: bool = False,
 ) -> Captured:
     """Capture the transcript at `path` (written in `fmt`) into its session's memory, in
-    `scope` (default: the project the session worked in)."""
+    `scope` (default: the project the session worked in); a `dry_run` says what it would do
+    and writes nothing."""
     events, lines = read_events(path, fmt)
     found = digest(events)
     found.session_id = session_id or found.session_id or Path(path).stem
     if not found.turns:
         return Captured(None, "empty", lines.skipped, "the transcript holds no dialogue yet")
     project = project_of(found.cwd) if found.cwd else Project(Path(path).parent.name, "")
-    saved = save_session(vault, found, render(found, project), scope or project.name, agent)
+    text = render(found, project)
+    saved = save_session(vault, found, text, scope or project.name, agent, dry_run)
     return Captured(saved.memory, saved.outcome, lines.skipped, saved.note)
 
 
 def save_session(
-    vault: VaultService, found: Digest, text: SessionText, scope: str, agent: str
+    vault: VaultService,
+    found: Digest,
+    text: SessionText,
+    scope: str,
+    agent: str,
+    dry_run: bool = False,
 ) -> Captured:
-    """Create or bring up to date the memory of session `found.session_id`, then link it with
-    the memories the session read or wrote through memvault."""
+    """Create or bring up to date the memory of session `found.session_id`, dated by the
+    session (made when it began, updated when it last spoke), then link it with the memories
+    the session read or wrote through memvault."""
     region = f"{START}\n{text.text.rstrip()}\n{END}\n"
-    options = WriteOptions(agent, allow_duplicate=True, secrets="redact")
+    options = WriteOptions(agent, allow_duplicate=True, secrets="redact", at=found.ended)
     existing = session_memory(vault, found.session_id or "")
     if existing is None:
+        if dry_run:
+            return Captured(None, "created")
         draft = Draft(
-            text.title, region, ("session",), SESSION_CATEGORY, scope, properties=text.properties
+            text.title,
+            region,
+            ("session",),
+            SESSION_CATEGORY,
+            scope,
+            properties=text.properties,
+            created_at=found.started,
         )
         result = Captured(vault.create(draft, options), "created")
     else:
-        result = _refresh(vault, existing, region, text, options)
-    if result.memory is not None and result.outcome != "left alone":
+        if (existing.updated_at or "") > (found.ended or ""):
+            options = replace(options, at=None)  # edited since the session: not back in time
+        result = _refresh(vault, existing, region, text, options, dry_run)
+    if (
+        result.memory is not None
+        and result.outcome not in ("left alone", "unchanged")
+        and not dry_run
+    ):
         _link(vault, result.memory, found, agent)
     return result
 
@@ -88,7 +111,12 @@ def session_memory(vault: VaultService, session_id: str) -> Memory | None:
 
 
 def _refresh(
-    vault: VaultService, memory: Memory, region: str, text: SessionText, options: WriteOptions
+    vault: VaultService,
+    memory: Memory,
+    region: str,
+    text: SessionText,
+    options: WriteOptions,
+    dry_run: bool,
 ) -> Captured:
     """Replace what lies between the marks (by find and replace, so that a person's edit
     elsewhere, even one saved a moment ago, is kept) and the captured properties."""
@@ -100,6 +128,8 @@ def _refresh(
         properties = {k: v for k, v in text.properties.items() if memory.metadata.get(k) != v}
         if old == region and not properties:
             return Captured(memory, "unchanged")
+        if dry_run:
+            return Captured(memory, "updated")
         edit = None if old == region else BodyEdit(find=old, replace=region, expected_count=1)
         revision = Revision(edit=edit, properties=properties or None)
         try:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from memvault.core import clock
 from memvault.transcripts.events import Event, Said, ToolCall, ToolResult, Where
 
 T = TypeVar("T")
@@ -127,9 +128,11 @@ def _place(found: Digest, where: Where) -> None:
 
 
 def _time(found: Digest, at: str | None) -> None:
-    if at:
-        found.started = found.started or at
-        found.ended = at
+    """Widen the time span by a line's time (one that is no ISO 8601 time is passed over)."""
+    moment = clock.parse(at) if at else None
+    if moment is not None:
+        found.started = found.started or clock.iso(moment)
+        found.ended = clock.iso(moment)
 
 
 def _said(found: Digest, said: Said, awaiting: list[Trouble]) -> None:

@@ -9,6 +9,7 @@
 - `records`: what a reader gives: entries, relations, the entries it passes over.
 - `links`: relations gathered into one link both ways per pair, in words.
 - `run`: the import through VaultService: idempotent, dated, redacted, resumable, dry run.
+- `transcripts`: a folder of Claude Code or Codex session transcripts, as captured sessions.
 """
 
 # The formats `memvault import --format` names (besides auto): memvault's own export, then the
@@ -18,3 +19,5 @@ CLAUDE_AI = "claude-ai"
 CHATGPT = "chatgpt"
 MCP_MEMORY = "mcp-memory"
 FORMATS = (MEMVAULT, CLAUDE_AI, CHATGPT, MCP_MEMORY)
+# The formats of a folder of session transcripts (`memvault import FOLDER`).
+TRANSCRIPT_FORMATS = ("claude-code", "codex")
