@@ -615,3 +615,26 @@ def test_the_pages_search_runs_as_search_mem_does_and_says_how(
         browser.wait_for("document.querySelector('#count').innerText === '1 found by words'")
         assert browser.errors == []
         browser.open("about:blank")
+
+
+def test_a_captured_session_shows_without_its_capture_marks(
+    page: str, browser: Browser, vault_dir: Path, tmp_path: Path, shots: Path
+) -> None:
+    from memvault.features.session_capture import capture_transcript
+    from tests.transcript_fixtures import flaky_login_session
+
+    transcript = flaky_login_session(tmp_path / "t.jsonl", str(tmp_path / "shop")).write()
+    vault = VaultService.open(Settings(vault=vault_dir))
+    captured = capture_transcript(vault, transcript, "claude-code").memory
+    vault.close()
+    assert captured is not None
+    browser.wait_for("document.querySelector('#results').innerText.includes('Session 2026')", WAIT)
+    open_memory(browser, page, captured.id)
+    body = browser.text("#memory .body")
+    assert "memvault:session" not in body and "<!--" not in body
+    assert body.startswith("Session in shop")
+    assert "The login test fails about one run in five" in body
+    assert browser.run(
+        "[...document.querySelectorAll('#memory .body h3')].map(h => h.textContent)"
+    ) == ["Requests", "What happened", "Dialogue"]
+    browser.screenshot(shots / "memory-captured-session.png")

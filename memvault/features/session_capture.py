@@ -74,7 +74,7 @@ def save_session(
     """Create or bring up to date the memory of session `found.session_id`, dated by the
     session (made when it began, updated when it last spoke), then link it with the memories
     the session read or wrote through memvault."""
-    region = f"{START}\n{text.text.rstrip()}\n{END}\n"
+    region = f"{START}\n{text.text.rstrip()}\n\n{END}\n"
     options = WriteOptions(agent, allow_duplicate=True, secrets="redact", at=found.ended)
     existing = session_memory(vault, found.session_id or "")
     if existing is None:

@@ -165,6 +165,11 @@ const Render = (() => {
         out.append(el("pre", {}, el("code", {}, code.join("\n"))));
       } else if (!line.trim()) {
         i += 1;
+      } else if (line.trimStart().startsWith("<!--")) {
+        // An HTML comment is not shown, as in Obsidian's reading view (a captured session's
+        // marks): up to the line that closes it.
+        while (i < lines.length && !lines[i].includes("-->")) i += 1;
+        i += 1;
       } else if (HEADING.test(line)) {
         const m = line.match(HEADING);
         out.append(el("h" + Math.min(6, m[1].length + 1), {}, inline(m[2])));
@@ -183,7 +188,7 @@ const Render = (() => {
         out.append(head ? callout(head, quoted.slice(1)) : el("blockquote", {}, markdown(quoted.join("\n"))));
       } else {
         const para = [];
-        while (i < lines.length && lines[i].trim() && !FENCE.test(lines[i]) && !HEADING.test(lines[i]) && !ITEM.test(lines[i]) && !QUOTE.test(lines[i])) para.push(lines[i++]);
+        while (i < lines.length && lines[i].trim() && !FENCE.test(lines[i]) && !HEADING.test(lines[i]) && !ITEM.test(lines[i]) && !QUOTE.test(lines[i]) && !lines[i].trimStart().startsWith("<!--")) para.push(lines[i++]);
         const node = el("p");
         para.forEach((text, n) => {
           if (n) node.append(el("br"));
