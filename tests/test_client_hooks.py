@@ -357,3 +357,80 @@ def test_without_a_server_a_persons_edit_shows_from_the_next_session(
             "Second note" in run_hook(env, command, hook_input("SessionStart", str(shop))).stdout
         )
     )
+
+
+def test_a_resumed_session_is_told_where_it_was_captured(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    install(env, vault_dir, shop)
+    settings = shop / ".claude" / "settings.json"
+    flaky_login_session(shop / "t.jsonl", str(shop)).write()
+    run_hook(
+        env,
+        installed_command(settings, "SessionEnd"),
+        hook_input("SessionEnd", str(shop), shop / "t.jsonl"),
+    )
+    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture")["outcome"] == "ok")
+    command = installed_command(settings, "SessionStart")
+    resumed = run_hook(env, command, hook_input("SessionStart", str(shop), source="resume"))
+    context = json.loads(resumed.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "This session so far is captured as 'Session 2026-11-20 shop:" in context
+    fresh = run_hook(env, command, hook_input("SessionStart", str(shop), session_id="new-one"))
+    assert "This session so far" not in fresh.stdout
+
+
+def test_a_100_mb_transcript_is_captured_within_the_cap(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    """The hook hands a 100 MB transcript to the worker; the memory stays within 64 KB and
+    keeps the first and last requests (how fast the hook returns is in `make bench`)."""
+    path = shop / "huge.jsonl"
+    turn = {
+        "type": "assistant",
+        "sessionId": SESSION,
+        "cwd": str(shop),
+        "timestamp": "2026-11-20T10:00:00Z",
+    }
+    with path.open("w") as handle:
+        handle.write(
+            json.dumps(
+                {
+                    **turn,
+                    "type": "user",
+                    "message": {"role": "user", "content": "First: rename the orders table"},
+                }
+            )
+            + "\n"
+        )
+        text = (
+            json.dumps(
+                {
+                    **turn,
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "x " * 5000}],
+                    },
+                }
+            )
+            + "\n"
+        )
+        for _ in range(100 * 1024 * 1024 // len(text)):
+            handle.write(text)
+        handle.write(
+            json.dumps(
+                {
+                    **turn,
+                    "type": "user",
+                    "message": {"role": "user", "content": "Last: write the changelog"},
+                }
+            )
+            + "\n"
+        )
+    install(env, vault_dir, shop)
+    command = installed_command(shop / ".claude" / "settings.json", "Stop")
+    assert run_hook(env, command, hook_input("Stop", str(shop), path)).returncode == 0
+    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture")["outcome"] == "ok", 120)
+    text_of_memory = sessions(vault_dir)[0].read_text()
+    assert len(text_of_memory.encode()) <= 70 * 1024
+    assert "First: rename the orders table" in text_of_memory
+    assert "Last: write the changelog" in text_of_memory
