@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memvault.search.fusion import fuse
+from memvault.search.fusion import KEPT, TOP, fuse
 from memvault.semantic import vectors
 from memvault.semantic.vectors import VectorTable, quantise
 
@@ -138,7 +138,25 @@ def test_fusion_ranks_every_note_of_either_side_once(
     semantic.sort(key=lambda x: -x[1])
     fused = fuse(keyword, semantic)
     assert sorted(note for note, _ in fused) == sorted({n for n, _ in keyword + semantic})
-    assert all(a[1] >= b[1] for a, b in itertools.pairwise(fused))
+    kept = {n for n, _ in keyword[: KEPT[0]]} | {n for n, _ in semantic[: KEPT[1]]}
+    head = [note for note, _ in fused[:TOP]]
+    assert kept <= set(head)
+    in_order = [fused[:TOP], fused[TOP:], [item for item in fused if item[0] in kept]]
+    in_order.append([item for item in fused[:TOP] if item[0] not in kept])
+    for run in in_order:
+        assert all(a[1] >= b[1] for a, b in itertools.pairwise(run))
+
+
+def test_each_sides_first_notes_stay_on_the_first_page_top() -> None:
+    """Meaning alone finds the answer (7) second: both sides find 1-5 middling, and their sum
+    would push 7 down to sixth. Meaning's first two and the words' first stay in the top 5."""
+    keyword = [(1, 9.0), (2, 8.0), (3, 7.9), (4, 7.8), (5, 7.7), (6, 7.6)]
+    keyword += [(n, 1.0) for n in range(20, 60)]
+    semantic = [(8, 0.60), (7, 0.58), (2, 0.50), (3, 0.50), (4, 0.49), (5, 0.49)]
+    semantic += [(n, 0.2) for n in range(60, 100)]
+    fused = [note for note, _ in fuse(keyword, semantic, held=0.6)]
+    assert set(fused[:TOP]) >= {1, 8, 7}
+    assert fused.index(7) < TOP
 
 
 def test_related_notes_score_by_the_cosine_of_their_mean_vectors() -> None:
