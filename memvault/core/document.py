@@ -54,19 +54,62 @@ class Document:
     error: str | None = None
     bom: bool = False
     newline: str = "\n"
+    # The line of a git merge conflict's first marker: the file is mid-merge.
+    conflict_line: int | None = None
 
     @property
     def writable(self) -> bool:
-        """False when the frontmatter is broken: memvault then never rewrites the file."""
+        """False when the frontmatter is broken or the file is mid-merge: memvault then never
+        rewrites the file."""
         return self.error is None
+
+    def refusal(self, path: str) -> str:
+        """Why memvault will not change the file at `path`, and what to do about it."""
+        if self.conflict_line is not None:
+            return (
+                f"{path} holds git merge conflict markers (from line {self.conflict_line}); "
+                "resolve the merge in an editor (`memvault check` lists such files), then try again"
+            )
+        return (
+            f"{path} has frontmatter memvault cannot parse ({self.error}); fix the YAML between"
+            " its --- lines in an editor (`memvault check` lists such files), then try again"
+        )
 
 
 def parse_document(text: str) -> Document:
-    """Split text into frontmatter and body; broken YAML is reported in `error`, never raised."""
+    """Split text into frontmatter and body; broken YAML is reported in `error`, never raised,
+    and so is a file mid-merge (git's conflict markers, which a vault synced with git gets)."""
     doc = split_document(text)
     if doc.frontmatter is not None:
         doc.metadata, doc.error = _load_mapping(doc.frontmatter)
+    doc.conflict_line = merge_conflict_line(text)
+    if doc.conflict_line is not None:  # the likely cause of broken YAML too: said first
+        doc.error = f"git merge conflict markers from line {doc.conflict_line}: resolve the merge"
     return doc
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CONFLICT = (re.compile(r"<{7}(?: |$)"), re.compile(r"={7}[ \t]*$"), re.compile(r">{7}(?: |$)"))
+
+
+def merge_conflict_line(text: str) -> int | None:
+    """The line of the first of git's conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`, each
+    at the start of a line, in that order, outside fenced code), None when the file has none."""
+    if "<<<<<<<" not in text:
+        return None
+    step, start, fence = 0, 0, ""
+    for number, line in enumerate(text.splitlines(), 1):
+        opened = _FENCE.match(line)
+        if opened and (not fence or opened.group(1).startswith(fence)):
+            fence = "" if fence else opened.group(1)[:3]
+            continue
+        if fence or not _CONFLICT[step].match(line):
+            continue
+        start = number if step == 0 else start
+        step += 1
+        if step == len(_CONFLICT):
+            return start
+    return None
 
 
 def split_document(text: str) -> Document:

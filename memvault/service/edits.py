@@ -92,10 +92,7 @@ def changed_fields(memory: Memory, doc: Document, change: Change, limits: Limits
             refuse_reserved(folder, change.archiving)
             fields["category"] = folder
     if fields and not doc.writable:
-        raise Invalid(
-            f"{memory.path} has frontmatter memvault cannot parse ({doc.error}); "
-            "fix the YAML by hand, then retry"
-        )
+        raise Invalid(doc.refusal(memory.path))
     if fields and not memory.has_frontmatter:
         fields = {"id": memory.id, "title": memory.title, **fields}
     return fields
@@ -133,7 +130,4 @@ def check_guards(memory: Memory, options: WriteOptions) -> None:
 def check_writable(path: str, doc: Document) -> None:
     """Refuse to change a file whose frontmatter cannot be parsed: memvault would lose it."""
     if not doc.writable:
-        raise Invalid(
-            f"{path} has frontmatter memvault cannot parse ({doc.error}); fix the YAML between"
-            " its --- lines in an editor (`memvault check` lists such files), then try again"
-        )
+        raise Invalid(doc.refusal(path))

@@ -85,10 +85,7 @@ class SuccessionService:
                 if not named:
                     log.warning("%s: succession link not updated (%s)", path, doc.error)
                     return
-                raise Invalid(
-                    f"{path} has frontmatter memvault cannot parse ({doc.error}); fix its YAML "
-                    "by hand, then try again"
-                )
+                raise Invalid(doc.refusal(path))
             fields = change(memory.metadata)
             if not fields:
                 return
