@@ -37,8 +37,8 @@ class ContextTools(ToolGroup):
         "get_context",
         "Session briefing",
         READ,
-        "Call first in a session: gotchas, this scope's memories, recent changes and memories "
-        "due for review, within max_tokens.",
+        "Call first in a session: gotchas, the last session, this scope's memories, recent "
+        "changes and memories due for review, within max_tokens.",
     )
     def get_context(
         self,
