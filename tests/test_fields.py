@@ -74,10 +74,12 @@ def test_hand_made_properties_are_filtered_on_after_a_sync(vault: VaultService) 
         ({"id": "x"}, "property 'id' is reserved"),
         ({"created_by": "me"}, "property 'created_by' is reserved"),
         ({"superseded_by": "x"}, "property 'superseded_by' is reserved"),
-        ({"nested": {"a": 1}}, "property 'nested': dict values are not allowed"),
         ({"": "x"}, "is not a one-line name"),
         ({"bad\nkey": "x"}, "is not a one-line name"),
-        ({"matrix": [[1]]}, "property 'matrix': list values are not allowed"),
+        ({"deep": [[[[[1]]]]]}, "property 'deep' nests deeper than 4 levels"),
+        ({"owner": {"": 1}}, "property 'owner': field '' is not a one-line name"),
+        ({"owner": {"a": b"x"}}, "property 'owner.a': bytes values are not allowed"),
+        ({"owner": {"a": 1, " a ": 2}}, "property 'owner' names a field twice"),
     ],
 )
 def test_bad_properties_are_refused_with_a_clear_message(

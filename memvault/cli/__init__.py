@@ -293,7 +293,8 @@ where_option = click.option(
     "--where",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Only memories whose property KEY is VALUE (a list: has it); repeat for several.",
+    help="Only memories whose property KEY is VALUE (a list: has it; KEY a.b: field b of "
+    "object a, or of any object in list a); repeat for several.",
 )
 
 

@@ -35,7 +35,7 @@ set_option = click.option(
     multiple=True,
     metavar="KEY=VALUE",
     help="A property (frontmatter field); VALUE as JSON when it is JSON (3, true, "
-    '["a","b"], null: remove it), else text. Repeat for several.',
+    '["a","b"], {"team":"infra"}, null: remove it), else text. Repeat for several.',
 )
 supersedes_option = click.option(
     "--supersedes", default=None, help="A memory this one replaces (marked superseded)."
@@ -43,17 +43,30 @@ supersedes_option = click.option(
 
 
 def parsed_properties(pairs: tuple[str, ...]) -> dict[str, Any] | None:
-    """`--set KEY=VALUE` options as properties: a value that reads as JSON is taken as such
-    (a number, true/false, a list, null), any other as text."""
+    """`--set KEY=VALUE` options as properties."""
     if not pairs:
         return None
-    properties: dict[str, Any] = {}
-    for key, text in key_values(pairs).items():
-        try:
-            properties[key] = json.loads(text)
-        except ValueError:
-            properties[key] = text
-    return properties
+    return {key: _value(text) for key, text in key_values(pairs).items()}
+
+
+def parsed_items(pairs: tuple[str, ...]) -> dict[str, list[Any]] | None:
+    """`--add-to` or `--remove-from KEY=VALUE` options as the items of each key, VALUE read
+    as --set reads it and a JSON list as its items; a key repeated gathers its items."""
+    items: dict[str, list[Any]] = {}
+    for pair in pairs:
+        [(key, text)] = key_values((pair,)).items()
+        value = _value(text)
+        items.setdefault(key, []).extend(value if isinstance(value, list) else [value])
+    return items or None
+
+
+def _value(text: str) -> Any:
+    """An option's VALUE: as JSON when it reads as JSON (a number, true/false, a list, an
+    object, null), else as text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 @main.command()
@@ -199,6 +212,20 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat, as_json: bool) ->
 @click.option("--allow-duplicate", is_flag=True, help="Keep a title another memory has.")
 @secrets_option
 @set_option
+@click.option(
+    "--add-to",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Add an item (VALUE as --set reads it) to the list property KEY, or to tags; the "
+    "others stay. Repeat for several.",
+)
+@click.option(
+    "--remove-from",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Take the items equal to VALUE out of the list property KEY, or out of tags (an "
+    "object: the items with its fields). Repeat for several.",
+)
 @supersedes_option
 @json_option
 @click.pass_context
@@ -219,10 +246,13 @@ def edit(
     allow_duplicate: bool,
     secrets: SecretPolicy,
     properties: tuple[str, ...],
+    add_to: tuple[str, ...],
+    remove_from: tuple[str, ...],
     supersedes: str | None,
     as_json: bool,
 ) -> None:
-    """Change a memory's title (renames), text, tags, category (moves) or properties."""
+    """Change a memory's title (renames), text, tags, category (moves) or properties, or add
+    items to and take items out of a list property."""
     change = BodyEdit(
         content=read_content(content),
         find=find,
@@ -239,6 +269,8 @@ def edit(
             category=category,
             properties=parsed_properties(properties),
             supersedes=supersedes,
+            add_to=parsed_items(add_to),
+            remove_from=parsed_items(remove_from),
         )
         options = WriteOptions(
             writer(ctx),

@@ -7,7 +7,9 @@
 - `markdown`: bodies: links, tags, sections, the Related list, plain text.
 - `body_edits`: an edit of a body as one value (`BodyEdit`), each step sized before it is built.
 - `properties`: the frontmatter keys memvault does not own (Obsidian's properties): what a caller
-  may set, merges, the text each value is indexed as, `supersedes`/`superseded_by` links.
+  may set (nested objects and lists too), merges, the dotted paths and texts each value is
+  indexed as, `supersedes`/`superseded_by` links.
+- `property_lists`: an edit's items added to and taken out of a list property or the tags.
 - `drafts`: what a caller asks a write for, handed over whole: `Draft` (a new memory),
   `Revision` (a change to one), `WriteOptions` (who writes, duplicates, secrets, guards).
 - `records`: the records the service returns (search hits, pages, rows, links, briefings).

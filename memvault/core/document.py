@@ -170,8 +170,13 @@ def _unchanged(metadata: dict[str, Any], key: str, value: Any) -> bool:
 
 
 def normalize_value(value: Any) -> Any:
-    """YAML timestamps and dates back to the ISO strings memvault writes. A timestamp that has
-    no UTC time (9999-12-31T23:59:59-23:59 is in year 10000 there) reads as absent (None)."""
+    """YAML timestamps and dates back to the ISO strings memvault writes, inside lists and
+    objects too (whose keys read as text, as top-level keys do). A timestamp that has no UTC
+    time (9999-12-31T23:59:59-23:59 is in year 10000 there) reads as absent (None)."""
+    if isinstance(value, list):
+        return [normalize_value(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): normalize_value(item) for key, item in value.items()}
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             try:
@@ -219,9 +224,19 @@ def _newline_of(text: str) -> str:
 
 
 def _entry(key: str, value: Any) -> str:
-    """One `key: value` block in the style Obsidian writes: flow lists, bare timestamps."""
+    """One `key: value` block in the style Obsidian writes: flow lists, bare timestamps; an
+    object, or a list holding one, as block YAML with each list's items indented."""
     if isinstance(value, str) and (_TIMESTAMP.fullmatch(value) or _is_date(value)):
         return f"{key}: {value}\n"
+    if _nested(value):
+        return yaml.dump(
+            {key: value},
+            Dumper=_BlockDumper,
+            allow_unicode=True,
+            sort_keys=False,
+            default_flow_style=False,
+            width=1_000_000,
+        )
     if isinstance(value, list):
         flow = yaml.dump(
             value,
@@ -232,6 +247,21 @@ def _entry(key: str, value: Any) -> str:
         )
         return f"{_dump({key: None}).split(':')[0]}: {flow}"
     return _dump({key: value})
+
+
+def _nested(value: Any) -> bool:
+    """Whether a value is an object, or a list holding an object or a list."""
+    return isinstance(value, dict) or (
+        isinstance(value, list) and any(isinstance(item, dict | list) for item in value)
+    )
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """PyYAML's emitter, with a list inside an object indented under its key as Obsidian
+    writes lists (`key:` then `  - item`), not level with it."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
 
 
 def _is_date(value: str) -> bool:

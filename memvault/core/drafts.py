@@ -39,8 +39,9 @@ class Draft:
 class Revision:
     """A change to a memory; None leaves a part as it is. A new title renames its file, a new
     category moves it, `edit` changes its body, `tags` replace its tags, `properties` are
-    merged into its frontmatter (a None value removes one), `supersedes` names a memory this
-    one replaces."""
+    merged into its frontmatter (a None value removes one), `add_to` and `remove_from` add
+    items to and take items out of list properties or the tags (core/property_lists.py),
+    `supersedes` names a memory this one replaces."""
 
     title: str | None = None
     edit: BodyEdit | None = None
@@ -48,13 +49,16 @@ class Revision:
     category: str | None = None
     properties: Mapping[str, Any] | None = None
     supersedes: str | None = None
+    add_to: Mapping[str, Any] | None = None
+    remove_from: Mapping[str, Any] | None = None
 
     @property
     def empty(self) -> bool:
         """Whether it changes nothing."""
         edits = self.edit is not None and not self.edit.empty
         rest = (self.title, self.tags, self.category, self.properties, self.supersedes)
-        return not edits and all(value is None for value in rest)
+        lists = (self.add_to, self.remove_from)
+        return not edits and all(value is None for value in rest) and not any(lists)
 
 
 @dataclass(frozen=True)

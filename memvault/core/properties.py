@@ -1,6 +1,8 @@
 """Properties: the frontmatter keys memvault does not own, as Obsidian shows them (text, list,
-number, checkbox, date). What a caller may set, what a note holds, and the text each value is
-indexed and matched as (a `where` filter is simple equality; a list matches by any element).
+number, checkbox, date), and nested values (objects, lists of objects) as block YAML. What a
+caller may set, what a note holds, and the text each value is indexed and matched as: a
+`where` filter is simple equality, a list matches by any element, and a dotted path
+(`owner.team`) reaches into objects, and into each object of a list.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ MAX_PROPERTIES = 64
 MAX_KEY = 100
 MAX_TEXT = 2000
 MAX_ITEMS = 100
+# How deep objects and lists may nest under a property (`a: {b: [{c: 1}]}` is 3 deep).
+MAX_DEPTH = 4
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\ufeff]")
 _SCALARS = "text, a number, true/false or a date (YYYY-MM-DD)"
-_KINDS = f"{_SCALARS}, or a list of those"
+_KINDS = f"{_SCALARS}, an object, or a list of those"
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -44,18 +48,12 @@ def clean_properties(given: Mapping[str, Any] | None) -> dict[str, Any]:
     cleaned: dict[str, Any] = {}
     for key, value in given.items():
         name = _clean_key(key)
-        cleaned[name] = None if value is None else _clean_value(name, value)
+        cleaned[name] = None if value is None else clean_value(name, value)
     return cleaned
 
 
 def _clean_key(key: object) -> str:
-    if not isinstance(key, str) or not key.strip() or _CONTROL.search(key):
-        raise Invalid(f"property name {key!r} is not a one-line name")
-    name = key.strip()
-    if len(name) > MAX_KEY:
-        raise TooLarge(
-            f"property name {name[:20]!r}... is {len(name)} characters; the limit is {MAX_KEY}"
-        )
+    name = _clean_name(key, "property name")
     if name in RESERVED:
         raise Invalid(
             f"property {name!r} is reserved: memvault sets it itself (reserved: "
@@ -64,12 +62,41 @@ def _clean_key(key: object) -> str:
     return name
 
 
-def _clean_value(key: str, value: object) -> Any:
-    """A scalar as given, or a list of scalars; nested objects and lists are refused."""
+def _clean_name(key: object, what: str) -> str:
+    """A key trimmed: a one-line name of at most MAX_KEY characters."""
+    if not isinstance(key, str) or not key.strip() or _CONTROL.search(key):
+        raise Invalid(f"{what} {key!r} is not a one-line name")
+    name = key.strip()
+    if len(name) > MAX_KEY:
+        raise TooLarge(f"{what} {name[:20]!r}... is {len(name)} characters; the limit is {MAX_KEY}")
+    return name
+
+
+def clean_value(key: str, value: object, depth: int = 0) -> Any:
+    """A value Obsidian can show, checked: a scalar, or a list or object of values nested at
+    most MAX_DEPTH deep (null only inside one: a property set to null is removed)."""
+    if depth and value is None:
+        return None
+    if isinstance(value, list | tuple | Mapping) and depth >= MAX_DEPTH:
+        raise Invalid(f"property {key!r} nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, Mapping):
+        if len(value) > MAX_PROPERTIES:
+            raise TooLarge(
+                f"property {key!r} has {len(value)} fields; the limit is {MAX_PROPERTIES}"
+            )
+        fields = {
+            _clean_name(name, f"property {key!r}: field"): clean_value(
+                f"{key}.{name}", item, depth + 1
+            )
+            for name, item in value.items()
+        }
+        if len(fields) < len(value):
+            raise Invalid(f"property {key!r} names a field twice (spaces around it aside)")
+        return fields
     if isinstance(value, list | tuple):
         if len(value) > MAX_ITEMS:
             raise TooLarge(f"property {key!r} has {len(value)} items; the limit is {MAX_ITEMS}")
-        return [_clean_scalar(key, item) for item in value]
+        return [clean_value(key, item, depth + 1) for item in value]
     return _clean_scalar(key, value)
 
 
@@ -94,23 +121,26 @@ def properties_of(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 def indexed_pairs(metadata: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(key, value) rows of every frontmatter key but memvault's own columns, one per list
-    element, as a `where` filter matches them (attribution and succession keys included)."""
+    element, and one per value inside an object under its dotted path (`owner.team`, and
+    `reviewers.name` for each object of a list), as a `where` filter matches them
+    (attribution and succession keys included)."""
     pairs: dict[tuple[str, str], None] = {}
     for key, value in metadata.items():
         if key in OWNED_KEYS:
             continue
-        for text in _texts(value):
-            pairs[(key, text)] = None
+        for pair in _leaves(key, value, 0):
+            pairs[pair] = None
     return list(pairs)
 
 
 def where_pairs(where: Mapping[str, Any] | None) -> Pairs:
-    """A `where` filter as (key, value text) pairs, every one of which a note must hold."""
+    """A `where` filter as (key, value text) pairs, every one of which a note must hold; an
+    object given as a value stands for the dotted paths of its values."""
     if not where:
         return ()
     if not isinstance(where, Mapping):
         raise Invalid("where must be an object of property names to values")
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for key, value in where.items():
         if not isinstance(key, str) or not key.strip():
             raise Invalid(f"where: {key!r} is not a property name")
@@ -119,21 +149,36 @@ def where_pairs(where: Mapping[str, Any] | None) -> Pairs:
                 f"where: {key.strip()!r} is one of memvault's own fields, not a property; "
                 "category, tags and scope have filters of their own"
             )
+        if isinstance(value, Mapping) and value:
+            pairs += where_pairs({f"{key.strip()}.{name}": v for name, v in value.items()})
+            continue
         texts = list(_texts(value))
-        if len(texts) != 1 or isinstance(value, list | tuple | dict):
+        if len(texts) != 1 or isinstance(value, list | tuple | Mapping):
             raise Invalid(f"where: {key!r} takes one value ({_SCALARS}), not {value!r}")
         pairs.append((key.strip(), texts[0]))
     return tuple(pairs)
 
 
-def _texts(value: object) -> Iterator[str]:
-    """The text a value is indexed and matched as: true/false, 3 (not 3.0), dates in ISO,
-    each element of a list; nested objects give none."""
+def _leaves(path: str, value: object, depth: int) -> Iterator[tuple[str, str]]:
+    """(dotted path, text) of every scalar in a value: a list's items under its own path, an
+    object's fields under `path.field`; nesting past MAX_DEPTH (a hand-made file) is left
+    out."""
+    if depth > MAX_DEPTH:
+        return
     if isinstance(value, list | tuple):
         for item in value:
-            if not isinstance(item, list | tuple | dict):
-                yield from _texts(item)
-    elif isinstance(value, bool):
+            yield from _leaves(path, item, depth + 1)
+    elif isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from _leaves(f"{path}.{name}", item, depth + 1)
+    else:
+        yield from ((path, text) for text in _texts(value))
+
+
+def _texts(value: object) -> Iterator[str]:
+    """The text a scalar is indexed and matched as: true/false, 3 (not 3.0), dates in ISO;
+    none for anything else."""
+    if isinstance(value, bool):
         yield "true" if value else "false"
     elif isinstance(value, float) and value.is_integer():
         yield str(int(value))

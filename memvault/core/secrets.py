@@ -250,7 +250,8 @@ def _screened_part(text: str | None, secrets: SecretPolicy, where: Part) -> str 
 
 
 def screened_fields(fields: dict[str, Any], secrets: SecretPolicy) -> dict[str, Any]:
-    """Frontmatter with its text values (and the texts in its lists) screened for secrets."""
+    """Frontmatter with its text values (and the texts in its lists and objects) screened
+    for secrets."""
 
     def one(key: str, value: Any) -> Any:
         """A value screened, where it is text."""
@@ -258,6 +259,8 @@ def screened_fields(fields: dict[str, Any], secrets: SecretPolicy) -> dict[str, 
             return screened(value, secrets, f"the property {key}")
         if isinstance(value, list):
             return [one(key, item) for item in value]
+        if isinstance(value, dict):
+            return {name: one(f"{key}.{name}", item) for name, item in value.items()}
         return value
 
     return {key: one(key, value) for key, value in fields.items()}

@@ -23,7 +23,7 @@ from memvault.search.query import TOKENIZE
 log = logging.getLogger(__name__)
 
 # Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 TABLES = f"""
 CREATE TABLE notes (

@@ -56,7 +56,7 @@ GUIDE: tuple[tuple[frozenset[str], str], ...] = tuple(
             "existing id: edit that one. on_exists=replace keeps one memory per title "
             "(key-value use); supersedes retires an older memory; expires_at or ttl_days "
             "archives it later. properties: frontmatter fields (text, number, bool, date, "
-            "list; in an edit, null removes one).",
+            "list, object; in an edit, null removes one).",
         ),
         (
             "edit_mem",
@@ -67,8 +67,8 @@ GUIDE: tuple[tuple[frozenset[str], str], ...] = tuple(
         (
             "search_mem",
             "Filters: scope includes global memories unless only_scope; tags must all match; "
-            "since and until take an ISO date or 7d, 3 months, last week; where: properties "
-            "that must equal the values given.",
+            "since and until take an ISO date or 7d, 3 months, last week; where: {property "
+            "or dotted.path: value}.",
         ),
         (
             "write_mem",

@@ -21,6 +21,7 @@ from memvault.core.memory import (
     new_id,
     refuse_reserved,
 )
+from memvault.core.property_lists import TAGS, edited_list, edited_tags
 from memvault.errors import Conflict, Invalid
 from memvault.words import parts
 
@@ -95,6 +96,24 @@ def changed_fields(memory: Memory, doc: Document, change: Change, limits: Limits
         raise Invalid(doc.refusal(memory.path))
     if fields and not memory.has_frontmatter:
         fields = {"id": memory.id, "title": memory.title, **fields}
+    return fields
+
+
+def list_fields(memory: Memory, revision: Revision, limits: Limits) -> dict[str, Any]:
+    """The lists the revision's `add_to` and `remove_from` change (checked by
+    `property_lists.clean_items`): each property's new list, the tags cleaned."""
+    adds, removes = revision.add_to or {}, revision.remove_from or {}
+    fields: dict[str, Any] = {}
+    for key in dict.fromkeys([*adds, *removes]):
+        add, remove = list(adds.get(key, ())), list(removes.get(key, ()))
+        if key == TAGS:
+            tags = clean_tags(edited_tags(memory.tags, add, remove), limits)
+            if tags != memory.tags:
+                fields[TAGS] = tags
+        else:
+            new = edited_list(key, memory.metadata.get(key), add, remove)
+            if new is not None:
+                fields[key] = new
     return fields
 
 

@@ -28,6 +28,7 @@ from memvault.core.memory import (
     stem_of,
 )
 from memvault.core.properties import clean_properties, merged_properties, property_link, with_link
+from memvault.core.property_lists import check_apart, clean_items
 from memvault.core.records import Deleted, LinkChange, Saved
 from memvault.core.secrets import SecretPolicy, screened, screened_edit, screened_fields
 from memvault.errors import Conflict, Invalid
@@ -39,6 +40,7 @@ from memvault.service.edits import (
     check_writable,
     dated,
     edited,
+    list_fields,
     new_fields,
 )
 from memvault.service.new_paths import free_path, join, moved_path
@@ -154,11 +156,16 @@ class MemoryWrites:
         file a memory under archive/. An append is remembered: `check` reports it if an
         editor's later save loses it."""
         secrets, title, edit = options.secrets, revision.title, revision.edit
+        adds = clean_items(revision.add_to, "add_to")
+        removes = clean_items(revision.remove_from, "remove_from")
+        check_apart(revision.properties, revision.tags, adds, removes)
         screened_revision = replace_fields(
             revision,
             title=None if title is None else screened(title, secrets, "the title"),
             edit=None if edit is None else screened_edit(edit, secrets),
             properties=screened_fields(clean_properties(revision.properties), secrets),
+            add_to=screened_fields(adds, secrets),
+            remove_from=removes,
         )
         change = Change(screened_revision, options, archiving)
         with self._lock.writing(options.agent):
@@ -192,6 +199,7 @@ class MemoryWrites:
         check_guards(memory, change.options)
         fields = changed_fields(memory, doc, change, self.limits)
         fields.update(merged_properties(memory.metadata, change.revision.properties or {}))
+        fields.update(list_fields(memory, change.revision, self.limits))
         if change.supersedes is not None:
             link = property_link(change.supersedes)
             fields.update(with_link(memory.metadata, "supersedes", link))

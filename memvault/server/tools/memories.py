@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -24,7 +25,12 @@ from memvault.server.tools.common import (
     tool,
     tool_errors,
 )
-from memvault.server.tools.params import Properties
+from memvault.server.tools.params import Items, Properties
+
+_NOTHING_TO_CHANGE = (
+    "nothing to change: pass content, append, prepend, replace_section, find/replace, title, "
+    "tags, category, properties, add_to, remove_from or supersedes"
+)
 
 
 class Section(BaseModel):
@@ -149,6 +155,8 @@ class MemoryTools(ToolGroup):
         secrets: SecretPolicy = "refuse",
         properties: Properties | None = None,
         supersedes: str | None = None,
+        add_to: Annotated[Items | None, Field(description="{list property or tags: items}")] = None,
+        remove_from: Items | None = None,
     ) -> Annotated[CallToolResult, Edited]:
         edit = BodyEdit(
             content=content,
@@ -166,12 +174,11 @@ class MemoryTools(ToolGroup):
             category=category,
             properties=properties,
             supersedes=supersedes,
+            add_to=add_to,
+            remove_from=remove_from,
         )
         if revision.empty:
-            raise ToolError(
-                "nothing to change: pass content, append, prepend, replace_section, "
-                "find/replace, title, tags, category, properties or supersedes"
-            )
+            raise ToolError(_NOTHING_TO_CHANGE)
         if replace is not None and find is None:
             raise ToolError("replace needs find: the exact text to replace")
         options = WriteOptions(
@@ -238,9 +245,14 @@ def markdown_text(out: MemoryOut) -> str:
     return (f"{notice}\n\n" if notice else "") + text + out.content
 
 
-def _shown(value: object) -> str:
-    """A property's value as read_mem's text shows it: a list as its items, comma-separated."""
-    return ", ".join(str(item) for item in value) if isinstance(value, list) else str(value)
+def _shown(value: object, whole: bool = True) -> str:
+    """A property's value as read_mem's text shows it: a list as its items, comma-separated,
+    an object (and a list in a list) as JSON."""
+    if isinstance(value, list) and whole:
+        return ", ".join(_shown(item, False) for item in value)
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
 
 
 def superseded_notice(out: MemoryOut) -> str:

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import WithJsonSchema
+from pydantic import JsonValue, WithJsonSchema
 
 # A scope or category parameter: one name or several (any of them).
 Names = str | list[str] | None
 Mode = Literal["hybrid", "keyword", "semantic"]
 
-# A property's value: text, a number, true/false (a checkbox), a date as YYYY-MM-DD text, a list
-# of those, or null (edit_mem: remove the property). Published as a plain object with these
-# words: the full union costs a model 170 characters a tool and says less.
-Scalar = str | int | float | bool
-Properties = Annotated[
-    dict[str, Scalar | list[Scalar] | None],
-    WithJsonSchema({"type": "object"}),
-]
-Where = Annotated[
-    dict[str, Scalar],
-    WithJsonSchema({"type": "object"}),
-]
+# A property's value: text, a number, true/false (a checkbox), a date as YYYY-MM-DD text, an
+# object or a list of those, nested, or null (edit_mem: remove the property); the service
+# checks it (core/properties.py). Published as a plain object: the full union costs a model
+# 170 characters a tool and says less.
+Properties = Annotated[dict[str, JsonValue], WithJsonSchema({"type": "object"})]
+# A filter on properties: a name, or a dotted path into objects, to one value.
+Where = Properties
+# edit_mem's add_to / remove_from: a list property (or tags) to one item or a list of items.
+Items = Properties
