@@ -255,3 +255,15 @@ def test_succession_links_follow_a_rename_and_go_with_a_delete(vault: VaultServi
 
     assert "superseded_by" not in vault.get(old.id).metadata
     assert titles(vault.list_memories()[0]) == ["Oldest way"]
+
+
+def test_a_value_holding_a_line_break_only_yaml_knows_reads_back_as_written(
+    vault: VaultService,
+) -> None:
+    """NEL, U+2028 and U+2029 are line breaks to YAML: single-quoted they were folded into a
+    space on reading ("a\\x85b" read back as "a b"); double-quoted they keep."""
+    odd = {"name": "a\x85b", "line": "x\u2028y\u2029z", "nested": {"items": ["\x85"]}}
+    memory = vault.create(Draft("Odd breaks", "Body.", properties=odd))
+    assert {k: vault.get(memory.id).metadata[k] for k in odd} == odd
+    vault.update(memory.id, Revision(properties={"name": "c\x85d"}))
+    assert vault.get(memory.id).metadata["name"] == "c\x85d"

@@ -286,10 +286,24 @@ def _dump(data: dict[str, Any]) -> str:
     )
 
 
+class _SafeDumper(yaml.SafeDumper):
+    """PyYAML's emitter, with a string holding a line break YAML alone knows (NEL, U+2028,
+    U+2029) written double-quoted: PyYAML quotes it with single quotes, where a reader folds
+    that break into a space (a value "\x85" read back as " ")."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_SafeDumper.add_representer(str, _represent_str)
+
+
 def _dumper(data: object) -> type[yaml.SafeDumper]:
     """libyaml's emitter when every string in `data` is printable BMP text, else PyYAML's."""
     plain = all(t.isprintable() and (t.isascii() or max(t) <= "\uffff") for t in _texts(data))
-    return _FastDumper if plain else yaml.SafeDumper
+    return _FastDumper if plain else _SafeDumper
 
 
 def _texts(data: object) -> Iterator[str]:
