@@ -66,16 +66,20 @@ def chunks(title: str, body: str, measure: Measure, limit: int = MAX_CHUNKS) -> 
     read = body[:_READ]
     pieces = _Pieces(read, list(measure.starts(read)))
     found: list[Chunk] = []
-    every = worded(title)
     for start, end in _packed(pieces, budget):
         if len(found) == limit:
             break
-        text = body[start:end].strip()
-        titled = title and (every or not found)
-        found.append(Chunk(start, end, f"{title}\n{text}" if titled else text))
+        found.append(Chunk(start, end, chunk_text(title, body[start:end], len(found))))
     if not found:
         found.append(Chunk(0, len(body), title))
     return found
+
+
+def chunk_text(title: str, text: str, seq: int) -> str:
+    """Chunk `seq` of a note (`text`, its span of the body) as a model reads it: the title in
+    front of the first chunk, and of every other when the title is made of words."""
+    text = text.strip()
+    return f"{title}\n{text}" if title and (seq == 0 or worded(title)) else text
 
 
 def worded(title: str) -> bool:

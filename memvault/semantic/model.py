@@ -33,12 +33,14 @@ from memvault.semantic.chunks import RECIPE, Measure
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+    import onnxruntime
 
     Vectors = npt.NDArray[np.float32]
 
 log = logging.getLogger(__name__)
 
 OFF = "off"
+_OFF = "semantic search is off"
 DEFAULT_NAME = "all-MiniLM-L6-v2"
 # The default model's match floor, calibrated on the quality sets (benchmarks/replay.py): the
 # highest that keeps every set's recall@5 and MRR within 0.005 of no floor (docs/search.md).
@@ -149,16 +151,14 @@ def _package_file(package: str, relative: str) -> Path | None:
 
 def _folder_model(folder: Path) -> ModelSpec:
     """A model folder a person named: its ONNX file, tokenizer and reading options."""
-    onnx = next(
-        (p for p in (folder / "model.onnx", folder / "onnx" / "model.onnx") if p.is_file()), None
-    )
+    onnx = model_file(folder)
     tokenizer = folder / "tokenizer.json"
     if onnx is None or not tokenizer.is_file():
         raise Unavailable(
             f"semantic search is off: {folder} holds no model.onnx (or onnx/model.onnx) "
             "with a tokenizer.json beside it"
         )
-    options = _sentence_transformers_options(folder) | _read_json(folder / "memvault.json")
+    options = _sentence_transformers_options(folder) | read_json(folder / "memvault.json", _OFF)
     pooling = options.get("pooling", "mean")
     if pooling not in ("mean", "cls"):
         raise Unavailable(f"semantic search is off: pooling {pooling!r} is not mean or cls")
@@ -207,9 +207,9 @@ def _shaped(pooling: str, passage_prefix: str, max_tokens: int) -> str:
 
 def _sentence_transformers_options(folder: Path) -> dict[str, Any]:
     """Pooling, prompts and length as a sentence-transformers folder states them."""
-    pooling = _read_json(folder / "1_Pooling" / "config.json")
-    length = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
-    prompts = _read_json(folder / "config_sentence_transformers.json").get("prompts") or {}
+    pooling = read_json(folder / "1_Pooling" / "config.json", _OFF)
+    length = read_json(folder / "sentence_bert_config.json", _OFF).get("max_seq_length")
+    prompts = read_json(folder / "config_sentence_transformers.json", _OFF).get("prompts") or {}
     options: dict[str, Any] = {}
     if pooling.get("pooling_mode_cls_token"):
         options["pooling"] = "cls"
@@ -222,15 +222,25 @@ def _sentence_transformers_options(folder: Path) -> dict[str, Any]:
     return options
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def model_file(folder: Path) -> Path | None:
+    """A model folder's ONNX graph where sentence-transformers (`model.onnx`) or Xenova
+    (`onnx/model.onnx`) put it; None when neither is there."""
+    return next(
+        (p for p in (folder / "model.onnx", folder / "onnx" / "model.onnx") if p.is_file()), None
+    )
+
+
+def read_json(path: Path, off: str) -> dict[str, Any]:
+    """A model folder's JSON settings file, empty when there is none; Unavailable, starting
+    with `off` (what is off), when it cannot be read or holds no object."""
     if not path.is_file():
         return {}
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise Unavailable(f"semantic search is off: {path} cannot be read: {error}") from error
+        raise Unavailable(f"{off}: {path} cannot be read: {error}") from error
     if not isinstance(found, dict):
-        raise Unavailable(f"semantic search is off: {path} holds no JSON object")
+        raise Unavailable(f"{off}: {path} holds no JSON object")
     return found
 
 
@@ -248,6 +258,28 @@ def _fingerprint(onnx: Path) -> str:
     return digest.hexdigest()
 
 
+def session(onnx: Path, threads: int) -> onnxruntime.InferenceSession:
+    """An onnxruntime session of a graph on the CPU, its runs on `threads` cores."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Threads that wait between runs sleep: spinning would take cores from the requests
+    # (it ran 123 pieces in 6.5 ms, not 8-12, but then spun about 27 ms after each run;
+    # measured with the graph before bert_graph's LayerNormalization).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    # Add and LayerNormalization stay apart: fused into SkipLayerNormalization they run four
+    # times slower in onnxruntime 1.32 (semantic/bert_graph.py); the packaged graph gains 9 %.
+    return onnxruntime.InferenceSession(
+        str(onnx),
+        options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=["SkipLayerNormFusion"],
+    )
+
+
 class Embedder:
     """A loaded model: texts in, L2-normalised float32 vectors out (cosine is a dot product).
     A run uses the calling thread and `threads` - 1 more of onnxruntime's: a server's own
@@ -258,27 +290,10 @@ class Embedder:
     buffers."""
 
     def __init__(self, spec: ModelSpec, threads: int = 1) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Threads that wait between runs sleep: spinning would take cores from the requests
-        # (it ran 123 pieces in 6.5 ms, not 8-12, but then spun about 27 ms after each run;
-        # measured with the graph before bert_graph's LayerNormalization).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
         self.spec = spec
-        # Add and LayerNormalization stay apart: fused into SkipLayerNormalization they run
-        # four times slower in onnxruntime 1.32 (semantic/bert_graph.py); the packaged graph
-        # gains 9 % too.
-        self._session = onnxruntime.InferenceSession(
-            str(spec.onnx),
-            options,
-            providers=["CPUExecutionProvider"],
-            disabled_optimizers=["SkipLayerNormFusion"],
-        )
+        self._session = session(spec.onnx, threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(spec.tokenizer))
         self._tokenizer.no_padding()
