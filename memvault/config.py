@@ -37,6 +37,9 @@ class Settings:
     query_timeout: float = QUERY_TIMEOUT
     # The embedding model: a folder, `off`, or None for the default (see semantic/model.py).
     embed_model: str | None = None
+    # A cross-encoder's folder that reorders hybrid search's best hits; None: no reranking
+    # (see semantic/reranker.py).
+    rerank_model: str | None = None
     limits: Limits = field(default_factory=Limits)
     context: ContextSettings = field(default_factory=ContextSettings)
     policies: Policies = field(default_factory=Policies)

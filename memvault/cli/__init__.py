@@ -145,6 +145,13 @@ def failure_line(error: Exception) -> str:
     "[default: all-MiniLM-L6-v2 from memvault[semantic]].",
 )
 @click.option(
+    "--rerank-model",
+    envvar="MEMVAULT_RERANK_MODEL",
+    default=None,
+    help="A cross-encoder's folder (model.onnx, tokenizer.json) that reorders the best hits of "
+    "a search by words and meaning [default: none].",
+)
+@click.option(
     "--agent",
     envvar="MEMVAULT_AGENT",
     default=None,
@@ -168,6 +175,7 @@ def main(
     stale_days: float,
     query_timeout: float,
     embed_model: str | None,
+    rerank_model: str | None,
     agent: str | None,
     create: bool,
     debug: bool,
@@ -190,7 +198,11 @@ def main(
     ctx.meta["memvault.vault_must_exist"] = given("vault") and not create
     ctx.meta["memvault.create"] = create
     settings = Settings(
-        vault=vault, index_path=index_path, query_timeout=query_timeout, embed_model=embed_model
+        vault=vault,
+        index_path=index_path,
+        query_timeout=query_timeout,
+        embed_model=embed_model,
+        rerank_model=rerank_model or None,
     )
     policies = load_policies(settings.state_dir)
     always_categories = tuple(c.strip() for c in always.split(",") if c.strip())

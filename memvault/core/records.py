@@ -168,6 +168,9 @@ class SemanticStatus:
     reason: str
     embedded: int
     pending: int
+    # The reranker in a line ("reranking: NAME, the best 20 within 300 ms"), or why it is off;
+    # empty when none is set (semantic/reranker.py).
+    reranking: str = ""
 
 
 # What `Backlog.seconds` reckons with, measured on this project's 2-core machine: one process
@@ -201,8 +204,11 @@ class SearchPage:
     has_more: bool = False
     mode: SearchMode = "keyword"
     # Why meaning took no part, or only a part, when it was asked for or is the default:
-    # "by words only: no memory is embedded yet (...)"; empty when it took its full part.
+    # "by words only: no memory is embedded yet (...)", and why a reranker's order did not
+    # stand ("not reranked: past the reranker's 300 ms"); empty when each took its part.
     caveat: str = ""
+    # How many of the best hits a reranker put in its order (0: none did).
+    reranked: int = 0
 
 
 @dataclass

@@ -44,6 +44,8 @@ def stats_text(figures: Stats) -> str:
     lines.append(f"never used: {never_used}" + (f" ({shown})" if never else ""))
     if figures.semantic is not None:
         lines.append(semantic_line(figures.semantic))
+        if figures.semantic.reranking:
+            lines.append(figures.semantic.reranking)
     return "\n".join(lines)
 
 
@@ -155,13 +157,13 @@ _RANKED = {"hybrid": ", by words and meaning", "semantic": ", by meaning"}
 
 def search_heading(page: SearchPage, query: str) -> str:
     """The line above a page of search hits: how many match, how they were ranked (unless by
-    words alone), and which are shown."""
+    words alone; and how many a reranker ordered), and which are shown."""
     caveat = f" ({page.caveat})" if page.caveat else ""
     if page.total == 0:
         return f"No memories match {query!r}{caveat}."
     verb = "matches" if page.total == 1 else "match"
     matched = memories(page.total)
-    how = _RANKED.get(page.mode, "")
+    how = _RANKED.get(page.mode, "") + (f", top {page.reranked} reranked" if page.reranked else "")
     shown = _showing(len(page.results), page.total, page.offset)
     return f"{matched} {verb} {query!r}{how}{shown}{caveat}."
 

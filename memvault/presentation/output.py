@@ -302,8 +302,10 @@ class SearchOut(Output):
     has_more: bool
     mode: SearchMode
     caveat: str = Field(
-        default="", description="Why meaning took no part, or only a part; empty when it did"
+        default="",
+        description="Why meaning or the reranker took no part, or only a part; empty if they did",
     )
+    reranked: int = Field(default=0, description="How many of the best hits a reranker ordered")
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:

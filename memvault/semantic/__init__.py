@@ -9,5 +9,7 @@
 - `vectors`: one model's chunk vectors in memory, searched by brute force (pure).
 - `chunks`: a note cut by heading and paragraph within the model's budget (pure).
 - `model_cache`: the default model quantised to int8 once per user.
+- `reranker`: `Reranker`: the optional stage reordering a hybrid search's best notes in time.
+- `cross_encoder`: a cross-encoder's folder found and run: a score for each question-passage pair.
 - `bert_graph`: the default model's graph rebuilt with fused operators, to quantise (pure).
 """

@@ -2,9 +2,11 @@
 
 Full-text search never waits for it. The parts each own a job: `model` (which model, loaded at
 its first need, or why semantic search is off: `Unavailable`), `vectors` (the chunk vectors in
-memory, loaded from the index once) and `embedding` (what embeds the notes whose vectors are
-missing: a server's background thread, or `memvault embed`). The searches run in threads of
-their own, so that a caller reads its filter's notes or compares texts meanwhile.
+memory, loaded from the index once), `embedding` (what embeds the notes whose vectors are
+missing: a server's background thread, or `memvault embed`) and `reranker` (the optional
+cross-encoder that reorders a hybrid search's best notes, by the passages read here). The
+searches run in threads of their own, so that a caller reads its filter's notes or compares
+texts meanwhile.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from memvault.core.markdown import plain_snippet
 from memvault.core.records import SemanticStatus
 from memvault.errors import MemvaultError
 from memvault.index.database import Index
-from memvault.semantic.chunks import chunks
+from memvault.semantic.chunks import chunk_text, chunks
 from memvault.semantic.embedding_worker import EmbeddingWorker
 from memvault.semantic.loaded_vectors import LoadedVectors
 from memvault.semantic.model import Model, Unavailable
+from memvault.semantic.reranker import Reranker
 from memvault.storage.files import VaultStore
 
 if TYPE_CHECKING:
@@ -33,10 +36,13 @@ class Semantic:
     """The semantic side of one vault's search: its parts, each owning a job, and the
     searches by meaning that read them, in threads of their own."""
 
-    def __init__(self, index: Index, store: VaultStore, setting: str | None) -> None:
+    def __init__(
+        self, index: Index, store: VaultStore, setting: str | None, rerank: str | None = None
+    ) -> None:
         self._index = index
         self._store = store
         self.model = Model(setting)
+        self.reranker = Reranker(rerank)
         self.vectors = LoadedVectors(index, self.model)
         self.embedding = EmbeddingWorker(index, store, self.model, self.vectors)
         self._asker = ThreadPoolExecutor(workers.parallelism() or 1, "memvault-meaning")
@@ -67,6 +73,7 @@ class Semantic:
         """Stop the background embedding after its current batch (already saved ones stay),
         and the threads of the searches."""
         self.embedding.close()
+        self.reranker.close()
         self._asker.shutdown()
 
     def question_soon(self, text: str) -> Future[Vectors]:
@@ -153,14 +160,39 @@ class Semantic:
             return ""
         return plain_snippet(body[rows[chunk].start : rows[chunk].end])
 
+    def passages(self, question: Vectors, best: dict[int, int], notes: list[int]) -> list[str]:
+        """Each note's passage for the reranker: its chunk closest to the question (`best` has
+        the chunks the search found; the other notes' are looked up), as the model read it; a
+        note not embedded yet gives its title and body, one that went gives nothing."""
+        missing = [note for note in notes if note not in best]
+        if missing:
+            found = self.vectors.table().nearest(question, len(missing), among=missing)
+            best = best | {near.note: near.chunk for near in found}
+        return [self._chunk_passage(note, best.get(note)) for note in notes]
+
+    def _chunk_passage(self, rowid: int, chunk: int | None) -> str:
+        """A note's chunk `chunk` (None: its whole body) with its title as chunks.py puts it."""
+        store = self.vectors.store
+        found = store.note_path(rowid)
+        if found is None:
+            return ""
+        try:
+            memory, _doc = self._store.read(found[0])
+        except MemvaultError:
+            return ""
+        rows = store.chunks(found[1]) if chunk is not None else []
+        if chunk is None or chunk >= len(rows):
+            return chunk_text(memory.title, memory.body, 0)
+        return chunk_text(memory.title, memory.body[rows[chunk].start : rows[chunk].end], chunk)
+
     def status(self, load: bool = True) -> SemanticStatus:
         """Whether semantic search is on, with which model, and how far its embedding is
         (counted in the index, unless this process holds the vectors already). Outside a
         server the model is loaded and run to tell, unless not to `load` it."""
         spec = self.model.spec
+        reranking = self.reranker.describe()
         if spec is None or (load and not self.embedding.serving and not self.model.runs()):
-            return SemanticStatus(False, None, self.model.reason, 0, 0)
+            return SemanticStatus(False, None, self.model.reason, 0, 0, reranking)
         embedded = self.vectors.embedded()
-        return SemanticStatus(
-            True, spec.key, "", embedded, len(self.vectors.store.notes()) - embedded
-        )
+        waiting = len(self.vectors.store.notes()) - embedded
+        return SemanticStatus(True, spec.key, "", embedded, waiting, reranking)

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING
 
 from memvault.core import clock, timespec
 from memvault.core.records import (
@@ -21,8 +24,12 @@ from memvault.search import relevance
 from memvault.search.fusion import fuse
 from memvault.semantic.engine import Semantic
 from memvault.semantic.model import OFF, Unavailable
+from memvault.semantic.reranker import Reordering
 from memvault.service import related
 from memvault.service.lookup import Lookup
+
+if TYPE_CHECKING:
+    from memvault.semantic.vectors import Near
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +81,12 @@ class HybridSearch:
             hits = [hit for hit in pool.results if hit.relevance >= min_relevance]
             hits = relevance.prefer_recent(hits) if prefer_recent else hits
             total = len(hits) if min_relevance > 0 else pool.total
-            page = SearchPage(hits[offset : offset + limit], total)
+            page = replace(pool, results=hits[offset : offset + limit], total=total)
         else:
             page = self._ranked(query, limit, offset, where, chosen)
         page.offset, page.has_more = offset, offset + len(page.results) < page.total
         page.mode = chosen
-        page.caveat = self._caveat(mode, chosen)
+        page.caveat = "; ".join(c for c in (self._caveat(mode, chosen), page.caveat) if c)
         if count_use:
             self._index.usage.record(hit.id for hit in page.results)
         return page
@@ -135,7 +142,8 @@ class HybridSearch:
     ) -> SearchPage:
         """The semantic side's best notes under the filter that match the question (their best
         chunk at least the model's match floor close), fused with full-text's when `hybrid`
-        (full-text weighed by the share of the query its first note holds); a note only the
+        (full-text weighed by the share of the query its first note holds), the best of those
+        reordered by the reranker when one is set (semantic/reranker.py); a note only the
         semantic side found shows its best chunk as its snippet. The total counts matches
         only: a question nothing answers gets an empty page."""
         wanted = offset + limit
@@ -151,32 +159,50 @@ class HybridSearch:
         # the page's full-text hits are mostly those; any other one's follow the fusion.
         early = self._index.search.with_snippets(words[:wanted], query)
         floor = self._semantic.model.spec.match_floor if self._semantic.model.spec else 0.0
-        near = [n for n in meaning.result() if n.score >= floor]  # matches only
+        found = meaning.result()
+        near = [n for n in found if n.score >= floor]  # matches only
         by_meaning = [(n.note, n.score) for n in near]
         # By meaning alone the score is the cosine itself (fusing one side keeps its order).
         ranked = (
             fuse([(m.rowid, -m.rank) for m in words], by_meaning, held) if hybrid else by_meaning
         )
-        shown = {rowid for rowid, _score in ranked[offset:wanted]}
+        best = {n.note: n.chunk for n in found}
+        reordering = (
+            self._semantic.reranker.start(
+                query, ranked, offset, partial(self._semantic.passages, question.result(), best)
+            )
+            if hybrid
+            else Reordering(ranked)
+        )
+        # The snippets of the rest of the page, and of the notes the reranker may bring onto
+        # it, made while it scores them.
+        shown = {rowid for rowid, _score in ranked[offset:wanted]} | set(reordering.top)
         late = self._index.search.with_snippets(
             [m for m in words[wanted:] if m.rowid in shown], query
         )
+        ranked, reranked, why = reordering.outcome()
         snippets = {m.rowid: m.snippet for m in [*early, *late]}
+        page = self._matches(ranked[offset:wanted], snippets, near)
+        return SearchPage(
+            self._index.search.hits(page, query), len(ranked), caveat=why, reranked=reranked
+        )
+
+    def _matches(
+        self, ranked: list[tuple[int, float]], snippets: dict[int, str], near: list[Near]
+    ) -> list[Match]:
+        """The page's notes as matches: full-text's snippet where it has one (the query's
+        words marked), else the best chunk's text, and each note's cosine."""
         chunk_of = {n.note: n.chunk for n in near}
+        cosine = {n.note: n.score for n in near}
 
         def snippet(rowid: int) -> str:
-            """Full-text's snippet where it has one (the query's words marked), else the best
-            chunk's text."""
             if snippets.get(rowid) or rowid not in chunk_of:
                 return snippets.get(rowid, "")
             return self._semantic.excerpt(rowid, chunk_of[rowid])
 
-        cosine = {n.note: n.score for n in near}
-        page = [
-            Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0))
-            for rowid, score in ranked[offset:wanted]
+        return [
+            Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0)) for rowid, score in ranked
         ]
-        return SearchPage(self._index.search.hits(page, query), len(ranked))
 
     def similar(self, identifier: str, limit: int = 5, where: Filter | None = None) -> Related:
         """The memories most like the one an identifier names, best first, never itself, under
@@ -224,12 +250,14 @@ class HybridSearch:
         return Backlog(0, 0)
 
     def serve_semantic(self) -> None:
-        """Embed new and changed notes in a background thread from now on (a server), or say
-        in the log why semantic search is off."""
+        """Embed new and changed notes in a background thread from now on (a server), and load
+        the reranker if one is set, or say in the log why semantic search (or reranking) is
+        off."""
         reason = self._semantic.model.reason
         if reason:
             log.log(logging.INFO if f"={OFF}" in reason else logging.WARNING, reason)
         self._semantic.embedding.start()
+        self._semantic.reranker.serve()
 
 
 def dated(where: Filter | None) -> Filter:

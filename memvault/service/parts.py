@@ -41,9 +41,11 @@ class VaultParts:
         limits: Limits,
         embed_model: str | None,
         policies: Policies,
+        rerank_model: str | None = None,
     ) -> VaultParts:
-        """The parts over `store` and `index`, semantic search with `embed_model`."""
-        semantic = Semantic(index, store, embed_model)
+        """The parts over `store` and `index`, semantic search with `embed_model` (and the
+        reranker `rerank_model` names, if any)."""
+        semantic = Semantic(index, store, embed_model, rerank_model)
         writer = Writer(store, index)
         links = LinkService(store, index, writer, Journal(store.state_dir / "journal"))
         succession = SuccessionService(store, index, writer)

@@ -57,9 +57,10 @@ class VaultService:
         limits: Limits | None = None,
         embed_model: str | None = OFF,
         policies: Policies | None = None,
+        rerank_model: str | None = None,
     ):
         parts = VaultParts.make(
-            store, index, limits or Limits(), embed_model, policies or Policies()
+            store, index, limits or Limits(), embed_model, policies or Policies(), rerank_model
         )
         self._store = store
         self._index = index
@@ -105,7 +106,14 @@ class VaultService:
         store.ensure()
         fallback = cached_index(Path(settings.vault))
         index = Index(settings.index_file, settings.query_timeout, fallback)
-        vault = cls(store, index, settings.limits, settings.embed_model, settings.policies)
+        vault = cls(
+            store,
+            index,
+            settings.limits,
+            settings.embed_model,
+            settings.policies,
+            settings.rerank_model,
+        )
         if fill:
             vault.upkeep.fill()
         return vault
