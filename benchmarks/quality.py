@@ -5,7 +5,8 @@
 Never part of `make test` (`make bench-quality` runs it). Each set is written into a fresh vault
 through the service, as `write_mem` writes, embedded, and each question is asked through the
 service's search as an assistant would ask it (the question as written, 10 results), in each
-mode: keyword, semantic and hybrid:
+mode: keyword, semantic and hybrid, and `reranked` (hybrid with the cross-encoder that
+MEMVAULT_RERANK_MODEL names, when it is set; skipped otherwise: see docs/search.md#reranking):
 
 - `locomo`: the LoCoMo dev split in ../shared/data/locomo-dev (see its README): each session of
   the five conversations is one memory in one vault; a question's recall@k is the share of its
@@ -54,6 +55,9 @@ CANDIDATES = 50
 # answers: what a page holds when nothing matches.
 OFFTOPIC = 30
 MODES = ("keyword", "semantic", "hybrid")
+# Hybrid search with the reranker MEMVAULT_RERANK_MODEL names (only when it is set).
+RERANKED = "reranked"
+RERANK_MODEL = os.environ.get("MEMVAULT_RERANK_MODEL") or None
 LOCOMO_CATEGORIES = {
     1: "multi-hop",
     2: "temporal",
@@ -260,15 +264,28 @@ def measure(
             _keep_candidates(vault, asked, titles_by_id, candidates / f"{qs.name}.jsonl")
         for mode in modes:
             scores: dict[str, Score] = defaultdict(Score)
+            searcher = _reranking(Path(tmp) / "vault") if mode == RERANKED else vault
+            fused = 0
             for question in qs.questions:
-                hits = vault.search(question.text, limit=max(KS), mode=mode).results
-                titles = [titles_by_id.get(h.id, h.title.lower()) for h in hits]
+                page = searcher.search(
+                    question.text, limit=max(KS), mode="hybrid" if mode == RERANKED else mode
+                )
+                fused += mode == RERANKED and not page.reranked
+                titles = [titles_by_id.get(h.id, h.title.lower()) for h in page.results]
                 scores["all"].add(question, titles)
                 if question.category != "all":
                     scores[question.category].add(question, titles)
+            if searcher is not vault:
+                searcher.close()
+                print(f"# {qs.name}: {fused} searches kept the fused order", file=sys.stderr)
             for category in ["all", *sorted(c for c in scores if c != "all")]:
                 yield mode, category, scores[category].row()
         vault.close()
+
+
+def _reranking(folder: Path) -> VaultService:
+    """The vault opened again with the reranker of MEMVAULT_RERANK_MODEL."""
+    return VaultService.open(Settings(vault=folder, rerank_model=RERANK_MODEL), fill=False)
 
 
 def _keep_candidates(
@@ -310,7 +327,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=sorted(SETS))
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    modes = [*MODES, RERANKED]
+    default = modes if RERANK_MODEL else list(MODES)
+    parser.add_argument("--modes", nargs="+", choices=modes, default=default)
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     parser.add_argument(
         "--candidates",
@@ -319,6 +338,9 @@ def main() -> None:
         help="where each question's candidates go, one JSON line each (replay.py reads them)",
     )
     args = parser.parse_args()
+    if RERANKED in args.modes and not RERANK_MODEL:
+        print("# reranked: skipped, MEMVAULT_RERANK_MODEL is not set", file=sys.stderr)
+        args.modes.remove(RERANKED)
     rows = []
     print(_line("set", "mode", "category", "n", "R@1", "R@5", "R@10", "MRR"))
     sets = {name: SETS[name]() for name in args.sets}
