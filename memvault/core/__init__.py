@@ -15,6 +15,8 @@
 - `records`: the records the service returns (search hits, pages, rows, links, briefings).
 - `reports`: what upkeep and `check` report (summaries, the problems found, an import).
 - `secrets`: secrets in text (kind and line), redaction, and the screen every write passes.
+- `ages`: a memory's update time from its file's own record: the frontmatter's stamp, or the
+  mtime of an edit that left it (told by content, not by mtime).
 - `clock`, `timespec`, `expiry`: the time; `since`/`until` as people write them; expiry dates
   from `expires_at`/`ttl_days`.
 """

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 import unicodedata
 import uuid
 from collections.abc import Iterable
@@ -13,6 +12,7 @@ from typing import Any
 
 from slugify import slugify
 
+from memvault.core.ages import Seen, update_time
 from memvault.core.document import Document
 from memvault.core.markdown import headings
 from memvault.errors import Invalid, TooLarge
@@ -31,9 +31,6 @@ OWNED_KEYS = (
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029\ufeff]")
 _WORDS = re.compile(r"[^\W_]+")
 _DERIVED_ID = uuid.UUID("6f1c2a52-8f0e-4f54-9d1e-4c3b7a1d2e90")
-# memvault stamps updated_at just before writing; an mtime later than that by more than this
-# many seconds means someone else changed the file since (see memory_from).
-WRITE_SLACK = 2
 # The folder expired memories move to; they stay readable there, and out of searches.
 ARCHIVE = "archive"
 # Names Windows keeps for devices: no file or folder there may have one before its first dot.
@@ -400,13 +397,18 @@ def human_size(size: int) -> str:
     return f"{size} bytes"
 
 
-def memory_from(path: str, doc: Document, mtime_ns: int | None = None, digest: str = "") -> Memory:
+def memory_from(
+    path: str,
+    doc: Document,
+    mtime_ns: int | None = None,
+    digest: str = "",
+    seen: Seen | None = None,
+) -> Memory:
     """Build the Memory record a file describes; hand-made files get a title and a stable id.
 
-    `updated_at` is the later of the frontmatter's and the file's modification time, so an edit
-    made in Obsidian (which leaves the frontmatter alone) still counts as a change (the index
-    keeps the earlier time when only the mtime moved: see `Entries.known_update`). `digest` is the
-    file's `content_hash`; the version is its first VERSION_LENGTH digits.
+    `updated_at` is the frontmatter's, unless the content changed since the index `seen` it
+    and the stamp did not (an edit made in Obsidian): then the file's mtime (core/ages.py).
+    `digest` is the file's `content_hash`; the version is its first VERSION_LENGTH digits.
     """
     meta = doc.metadata
     title = meta.get("title")
@@ -422,7 +424,7 @@ def memory_from(path: str, doc: Document, mtime_ns: int | None = None, digest: s
         tags=[t.lstrip("#") for t in _tag_list(meta.get("tags"))],
         aliases=aliases,
         created_at=_text_or_none(meta.get("created_at")),
-        updated_at=_later(_text_or_none(meta.get("updated_at")), mtime_ns),
+        updated_at=update_time(stamp_of(meta), mtime_ns, digest, seen),
         last_reviewed=_text_or_none(meta.get("last_reviewed")),
         scope=_text_or_none(meta.get("scope")),
         expires_at=_text_or_none(meta.get("expires_at")),
@@ -433,16 +435,9 @@ def memory_from(path: str, doc: Document, mtime_ns: int | None = None, digest: s
     )
 
 
-def _later(stamp: str | None, mtime_ns: int | None) -> str | None:
-    """The file's mtime if it is later than `stamp` by more than the write itself takes."""
-    if mtime_ns is None:
-        return stamp
-    seconds = mtime_ns // 1_000_000_000
-    modified = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-    if stamp is None:
-        return modified
-    written = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds - WRITE_SLACK))
-    return modified if written > stamp else stamp
+def stamp_of(metadata: dict[str, Any]) -> str | None:
+    """The `updated_at` a file's frontmatter gives, if any."""
+    return _text_or_none(metadata.get("updated_at"))
 
 
 def _tag_list(value: object) -> list[str]:

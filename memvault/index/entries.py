@@ -12,15 +12,17 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from memvault.core.ages import Seen
 from memvault.core.document import parse_document
-from memvault.core.memory import VERSION_LENGTH, Memory, content_hash, memory_from
+from memvault.core.memory import Memory, content_hash, memory_from
 from memvault.core.records import FileInfo
 from memvault.index import link_resolution
 from memvault.index.connections import ConnectionPool
 from memvault.index.rows import NoteRows, note_rows, section_rowids
 from memvault.index.schema import DERIVED_TABLES, LINK_INDEXES, NOTE_INDEXES, TABLES, run_script
 
-FileState = tuple[int, int, str]
+# What the index recorded of a file: size, mtime_ns, content hash and the update time it gave.
+FileState = tuple[int, int, str, str | None]
 
 # The notes a process's writes touched, kept until the semantic side asks (`touched_notes`): past
 # this many it looks at every note instead, which then costs less than reading these one by one.
@@ -37,10 +39,12 @@ class Entries:
         self._touched_lock = threading.Lock()
 
     def upsert(self, path: str, text: str, info: FileInfo) -> Memory:
-        """Index one file's text (after memvault wrote it, or a sync saw it change)."""
+        """Index one file's text (after memvault wrote it, or a sync saw it change), dated by
+        what the index saw of it before (core/ages.py)."""
         digest = content_hash(text)
-        memory = memory_from(path, parse_document(text), info.mtime_ns, digest)
+        doc = parse_document(text)
         with self._pool.transaction() as db:
+            memory = memory_from(path, doc, info.mtime_ns, digest, _seen(self.state(db, path)))
             self._replace(db, memory, info, digest)
         return memory
 
@@ -61,7 +65,8 @@ class Entries:
                 (info.size, info.mtime_ns, info.path),
             )
             return "touched"
-        memory = memory_from(info.path, parse_document(text), info.mtime_ns, digest)
+        doc = parse_document(text)
+        memory = memory_from(info.path, doc, info.mtime_ns, digest, _seen(state))
         self._replace(db, memory, info, digest)
         return "added" if state is None else "updated"
 
@@ -173,14 +178,14 @@ class Entries:
 
     @staticmethod
     def state(db: sqlite3.Connection, path: str) -> FileState | None:
-        """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
+        """What the index recorded of a file (FileState), or None if it is not indexed."""
         row = db.execute(
-            "SELECT size, mtime_ns, hash FROM notes WHERE path = ?", (path,)
+            "SELECT size, mtime_ns, hash, updated_at FROM notes WHERE path = ?", (path,)
         ).fetchone()
-        return (int(row[0]), int(row[1]), str(row[2])) if row else None
+        return (int(row[0]), int(row[1]), str(row[2]), row[3]) if row else None
 
     def file_state(self, path: str) -> FileState | None:
-        """(size, mtime_ns, hash) recorded for a file, or None if it is not indexed."""
+        """What the index recorded of a file (FileState), or None if it is not indexed."""
         with self._pool.borrowed("query") as db:
             return self.state(db, path)
 
@@ -201,23 +206,21 @@ class Entries:
         """The highest rowid: about the number of notes, read in one seek (a count scans)."""
         return int(self._pool.query("SELECT max(rowid) FROM notes")[0][0] or 0)
 
-    def update_times(self) -> dict[tuple[str, str], str]:
-        """The `updated_at` of every indexed file by (path, content hash), for a rebuild to
-        keep the times of files whose content it has seen."""
-        rows = self._pool.query(
-            "SELECT path, hash, updated_at FROM notes WHERE updated_at IS NOT NULL"
-        )
-        return {(r[0], r[1]): r[2] for r in rows}
+    def seen_files(self) -> dict[str, Seen]:
+        """The content hash and `updated_at` of every indexed file by path, for a rebuild to
+        date each file as the index saw it (core/ages.py)."""
+        rows = self._pool.query("SELECT path, hash, updated_at FROM notes")
+        return {r[0]: (r[1], r[2]) for r in rows}
 
-    def known_update(self, path: str, version: str) -> str | None:
-        """The `updated_at` the index recorded for a file when it last saw this content (its
-        `version`), or None: a file whose mtime alone moved (a copy) keeps its time."""
-        rows = self._pool.query(
-            "SELECT updated_at FROM notes WHERE path = ?"
-            f" AND substr(hash, 1, {VERSION_LENGTH}) = ?",
-            (path, version),
-        )
-        return rows[0][0] if rows else None
+    def seen(self, path: str) -> Seen | None:
+        """The content hash and `updated_at` the index recorded for a file, or None: a read
+        dates the file by them as the index does (core/ages.py)."""
+        return _seen(self.file_state(path))
+
+
+def _seen(state: FileState | None) -> Seen | None:
+    """The content hash and update time of a file's recorded state."""
+    return None if state is None else (state[2], state[3])
 
 
 def _delete(db: sqlite3.Connection, rowid: int) -> None:

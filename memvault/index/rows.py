@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import dataclass, replace
+from typing import cast
 
+from memvault.core.ages import Seen, update_time
 from memvault.core.markdown import Link, find_links, find_tags, related_links
-from memvault.core.memory import Memory, folder_of
+from memvault.core.memory import Memory, folder_of, stamp_of
 from memvault.core.properties import indexed_pairs
 from memvault.search.filters import note_facets
 from memvault.search.query import fts_text
@@ -24,14 +26,16 @@ SECTION_CHARS = 32_000
 # A note's sections are FTS rows `note rowid << SECTION_BITS` plus 0, 1, 2 ...
 SECTION_BITS = 20
 
-# Positions of updated_at and the content hash in NoteRows.note.
+# Positions of updated_at, the mtime and the content hash in NoteRows.note.
 _UPDATED_AT = 9
+_MTIME = 14
 _HASH = 15
 
 
 @dataclass
 class NoteRows:
-    """Everything one note puts in the index, ready to insert."""
+    """Everything one note puts in the index, ready to insert, and the `updated_at` its
+    frontmatter gives (`stamp`), for `redated`."""
 
     note: tuple[object, ...]
     aliases: list[tuple[str, str]]
@@ -40,6 +44,7 @@ class NoteRows:
     links: list[LinkValues]
     fts: list[FtsRow]
     problem: str | None
+    stamp: str | None = None
 
 
 def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows:
@@ -94,6 +99,7 @@ def note_rows(memory: Memory, size: int, mtime_ns: int, digest: str) -> NoteRows
             *(("", "", "", section, facets) for section in more),
         ],
         problem=memory.problem,
+        stamp=stamp_of(meta),
     )
 
 
@@ -125,15 +131,18 @@ def section_rowids(note: int) -> tuple[int, int]:
     return first, first + (1 << SECTION_BITS) - 1
 
 
-def with_known_time(rows: NoteRows, known: dict[tuple[str, str], str]) -> NoteRows:
-    """The rows with the `updated_at` recorded for this path and content before, if any: a
-    file whose mtime alone moved (copied, touched) has not changed."""
+def redated(rows: NoteRows, seen: dict[str, Seen]) -> NoteRows:
+    """The rows with the `updated_at` that what the index `seen` of their path before gives
+    (core/ages.py): a file whose mtime alone moved (copied, touched) keeps its time, one edited
+    since takes its mtime. Rows are made in worker processes, which know nothing of the index."""
     note = rows.note
-    kept = known.get((str(note[0]), str(note[_HASH])))
-    if kept is None or kept == note[_UPDATED_AT]:
+    before = seen.get(str(note[0]))
+    if before is None:
         return rows
-    note = (*note[:_UPDATED_AT], kept, *note[_UPDATED_AT + 1 :])
-    return replace(rows, note=note)
+    updated = update_time(rows.stamp, cast(int, note[_MTIME]), str(note[_HASH]), before)
+    if updated == note[_UPDATED_AT]:
+        return rows
+    return replace(rows, note=(*note[:_UPDATED_AT], updated, *note[_UPDATED_AT + 1 :]))
 
 
 def link_key(target: str) -> str:

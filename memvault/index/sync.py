@@ -24,7 +24,7 @@ from memvault.core.records import FileInfo, Progress, Skipped
 from memvault.core.reports import RebuildSummary, SyncSummary
 from memvault.errors import MemvaultError
 from memvault.index.database import Index
-from memvault.index.rows import NoteRows, note_rows, with_known_time
+from memvault.index.rows import NoteRows, note_rows, redated
 from memvault.storage.files import VaultStore
 from memvault.storage.regular_files import NotRegular, read_regular
 
@@ -147,7 +147,7 @@ def rebuild(
     started = time.perf_counter()
     summary = RebuildSummary()
     files = list(store.walk(summary.skipped, sweep=sweep))
-    known = index.entries.update_times()
+    seen = index.entries.seen_files()
     with index.entries.rebuilding() as db:
         jobs = [(str(store.root), f.path, f.size, f.mtime_ns) for f in files]
         for done, rows in enumerate(_parsed(jobs), start=1):
@@ -157,7 +157,7 @@ def rebuild(
             if rows.problem:
                 path = str(rows.note[0])
                 summary.skipped.append(Skipped(path, f"indexed read-only: {rows.problem}"))
-            index.entries.write_rows(db, with_known_time(rows, known) if known else rows)
+            index.entries.write_rows(db, redated(rows, seen) if seen else rows)
             summary.notes += 1
             if progress is not None and (done % BATCH == 0 or done == len(files)):
                 progress(done, len(files))

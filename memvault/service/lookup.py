@@ -64,29 +64,21 @@ class Lookup:
         return self._unindexed_file(path)
 
     def read(self, path: str) -> Memory:
-        """A memory read fresh from its file, with its time as `read_for_edit` gives it."""
-        memory, _doc = self._store.read(path)
-        return self._known_time(memory)
+        """A memory read fresh from its file, dated as the index dates it: by what the index
+        saw of its content (core/ages.py), so a file whose mtime alone moved (copied with
+        `cp -r`, touched) has not changed, and one edited since it was indexed has."""
+        return self._store.read(path, self._index.entries.seen(path))[0]
 
     def read_head(self, path: str, limit: int) -> Head:
         """A memory read from at most `limit` bytes of its file (`VaultStore.read_head`, with
-        the index's record of the file), with its time as `read` gives it."""
+        the index's record of the file), dated as `read` dates it."""
         memory, size = self._store.read_head(path, limit, self._index.entries.file_state(path))
-        return Head(self._known_time(memory), size, size > limit)
+        return Head(memory, size, size > limit)
 
     def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
-        """A memory an edit starts from (see `VaultStore.read_for_edit`), with the `updated_at`
-        the index recorded when it last saw this content: a file whose mtime alone moved
-        (copied with `cp -r`, touched) has not changed."""
-        memory, doc, snapshot = self._store.read_for_edit(path)
-        return self._known_time(memory), doc, snapshot
-
-    def _known_time(self, memory: Memory) -> Memory:
-        """The memory with the update time the index recorded for its content, if any."""
-        known = self._index.entries.known_update(memory.path, memory.version)
-        if known is not None:
-            memory.updated_at = known
-        return memory
+        """A memory an edit starts from (see `VaultStore.read_for_edit`), dated as `read`
+        dates it."""
+        return self._store.read_for_edit(path, self._index.entries.seen(path))
 
     def recall(self, identifier: str, scope: str | None = None) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one whose name it

@@ -19,6 +19,7 @@ if sys.platform == "linux":
     pass
 
 from memvault.config import STATE_DIR
+from memvault.core.ages import Seen
 from memvault.core.document import Document, parse_document, render_document
 from memvault.core.memory import (
     CONFLICT_COPY,
@@ -309,19 +310,22 @@ class VaultStore:
     def _decode(self, path: str, full: Path) -> str:
         return decoded(path, read_bytes(path, full, self._inside)[0])
 
-    def read(self, path: str) -> tuple[Memory, Document]:
-        """A memory and the parsed document it came from, in one read (a read only shows it;
-        an edit starts from `read_for_edit`)."""
-        memory, doc, _read = parsed(path, snapshot(path, self.absolute(path), self._inside)[0])
+    def read(self, path: str, seen: Seen | None = None) -> tuple[Memory, Document]:
+        """A memory and the parsed document it came from, in one read, dated by what the index
+        `seen` of it (core/ages.py). A read only shows it; an edit starts from `read_for_edit`."""
+        found = snapshot(path, self.absolute(path), self._inside)[0]
+        memory, doc, _read = parsed(path, found, seen)
         return memory, doc
 
     def read_head(
-        self, path: str, limit: int, known: tuple[int, int, str] | None
+        self, path: str, limit: int, known: tuple[int, int, str, str | None] | None
     ) -> tuple[Memory, int]:
         """A memory read from the first `limit` bytes of its file, and the file's size: a bigger
         file's body is cut there, so a huge hand-made note is shown without being read whole.
-        Its version is still the whole file's: the hash `known` records (size, mtime_ns, hash:
-        the index's) while the file keeps that size and mtime, else the rest hashed in pieces."""
+        `known` is what the index recorded of the file (size, mtime_ns, hash, updated_at), which
+        dates it (core/ages.py). Its version is still the whole file's: the hash `known` records
+        while the file keeps that size and mtime, else the rest hashed in pieces."""
+        seen = None if known is None else (known[2], known[3])
         with (
             read_errors(path),
             os.fdopen(open_regular(str(self.absolute(path)), self._inside), "rb") as handle,
@@ -329,13 +333,14 @@ class VaultStore:
             head = handle.read(limit + 1)
             status = os.fstat(handle.fileno())
             if len(head) <= limit:
-                return parsed(path, snapshot_of(path, head, status.st_mtime_ns))[0], len(head)
+                found = snapshot_of(path, head, status.st_mtime_ns)
+                return parsed(path, found, seen)[0], len(head)
             if known is not None and known[:2] == (status.st_size, status.st_mtime_ns):
                 digest = known[2]
             else:
                 digest = content_digest(chain([head], iter(partial(handle.read, PIECE), b"")))
         doc = parse_document(decoded(path, head[:limit], whole=False))
-        return memory_from(path, doc, status.st_mtime_ns, digest), status.st_size
+        return memory_from(path, doc, status.st_mtime_ns, digest, seen), status.st_size
 
     def read_if_readable(self, path: str) -> Memory | None:
         """The memory at `path`, or None when it went or cannot be read since it was indexed:
@@ -345,10 +350,12 @@ class VaultStore:
         except (OSError, MemvaultError):
             return None
 
-    def read_for_edit(self, path: str) -> tuple[Memory, Document, Snapshot]:
-        """A memory, its document, and the snapshot its write compares the file with; never a
-        half-written file (see `snapshot`)."""
-        return parsed(path, self.snapshot(path))
+    def read_for_edit(
+        self, path: str, seen: Seen | None = None
+    ) -> tuple[Memory, Document, Snapshot]:
+        """A memory (dated as `read` dates it), its document, and the snapshot its write
+        compares the file with; never a half-written file (see `snapshot`)."""
+        return parsed(path, self.snapshot(path), seen)
 
     def snapshot(self, path: str) -> Snapshot:
         """The file as it stands, once it is stable (see STABLE_PAUSE), so that an editor's

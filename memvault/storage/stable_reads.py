@@ -17,6 +17,7 @@ from pathlib import Path
 if sys.platform == "linux":
     import fcntl
 
+from memvault.core.ages import Seen
 from memvault.core.document import Document, parse_document
 from memvault.core.memory import (
     Memory,
@@ -51,10 +52,13 @@ HELD_OPEN_READS = 50
 STABLE_TRIES = 300
 
 
-def parsed(path: str, snapshot: Snapshot) -> tuple[Memory, Document, Snapshot]:
-    """The memory and document a snapshot holds, with the snapshot."""
+def parsed(
+    path: str, snapshot: Snapshot, seen: Seen | None = None
+) -> tuple[Memory, Document, Snapshot]:
+    """The memory and document a snapshot holds, dated by what the index `seen` of the file
+    (core/ages.py), with the snapshot."""
     doc = parse_document(snapshot.text)
-    return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest), doc, snapshot
+    return memory_from(path, doc, snapshot.mtime_ns, snapshot.digest, seen), doc, snapshot
 
 
 def snapshot(
