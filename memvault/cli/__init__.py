@@ -1,8 +1,9 @@
 """The `memvault` command: a thin click face over VaultService (parse, call, format).
 
 This module holds the `main` group, its global options and what the commands share; the
-commands live in `memories`, `browse`, `upkeep` and `serve`. Their `--json` prints the model
-the matching MCP tool returns (memvault.presentation.output), so both faces give one shape.
+commands live in `memories`, `archive`, `browse`, `upkeep` and `serve`. Their `--json` prints
+the model the matching MCP tool returns (memvault.presentation.output), so both faces give one
+shape.
 """
 
 from __future__ import annotations
@@ -367,6 +368,6 @@ def key_values(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 # The commands register themselves on `main` when their modules are imported.
-from memvault.cli import browse, hooks, memories, serve, ui, upkeep  # noqa: E402
+from memvault.cli import archive, browse, hooks, memories, serve, ui, upkeep  # noqa: E402
 
-__all__ = ["browse", "hooks", "main", "memories", "serve", "ui", "upkeep"]
+__all__ = ["archive", "browse", "hooks", "main", "memories", "serve", "ui", "upkeep"]

@@ -37,6 +37,15 @@ set_option = click.option(
     help="A property (frontmatter field); VALUE as JSON when it is JSON (3, true, "
     '["a","b"], {"team":"infra"}, null: remove it), else text. Repeat for several.',
 )
+expires_option = click.option(
+    "--expires-at", default=None, help="ISO date after which it is archived; never: none."
+)
+ttl_option = click.option(
+    "--ttl-days",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Days from now after which it is archived.",
+)
 supersedes_option = click.option(
     "--supersedes", default=None, help="A memory this one replaces (marked superseded)."
 )
@@ -74,8 +83,8 @@ def _value(text: str) -> Any:
 @click.option("--category", default=None)
 @tag_option
 @click.option("--scope", default=None, help="Project, account or fleet (omit: global).")
-@click.option("--expires-at", default=None, help="ISO date after which it is archived.")
-@click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None)
+@expires_option
+@ttl_option
 @click.option("--allow-duplicate", is_flag=True, help="Keep it even if it repeats another.")
 @secrets_option
 @click.option(
@@ -205,6 +214,8 @@ def read(ctx: click.Context, identifier: str, fmt: ReadFormat, as_json: bool) ->
     help="Replace the tags (repeat, or separate tags with commas or spaces).",
 )
 @click.option("--category", default=None)
+@expires_option
+@ttl_option
 @click.option("--expected-updated-at", default=None, help="Refuse if the file changed since.")
 @click.option(
     "--expected-version", default=None, help="Refuse unless the memory is still this version."
@@ -241,6 +252,8 @@ def edit(
     expected_count: int | None,
     tags: tuple[str, ...],
     category: str | None,
+    expires_at: str | None,
+    ttl_days: float | None,
     expected_updated_at: str | None,
     expected_version: str | None,
     allow_duplicate: bool,
@@ -251,8 +264,8 @@ def edit(
     supersedes: str | None,
     as_json: bool,
 ) -> None:
-    """Change a memory's title (renames), text, tags, category (moves) or properties, or add
-    items to and take items out of a list property."""
+    """Change a memory's title (renames), text, tags, category (moves), properties or
+    expiry, or add items to and take items out of a list property."""
     change = BodyEdit(
         content=read_content(content),
         find=find,
@@ -271,6 +284,8 @@ def edit(
             supersedes=supersedes,
             add_to=parsed_items(add_to),
             remove_from=parsed_items(remove_from),
+            expires_at=expires_at,
+            ttl_days=ttl_days,
         )
         options = WriteOptions(
             writer(ctx),

@@ -1,4 +1,4 @@
-"""Commands that keep the vault and its index in order: reindex, sync, check, archive, export,
+"""Commands that keep the vault and its index in order: reindex, sync, check, export,
 import."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from memvault.cli import (
 )
 from memvault.cli.terminal import stdin_text, with_progress
 from memvault.core.records import Skipped
-from memvault.core.reports import BrokenLink, CheckReport, Maintenance, SourceImport
+from memvault.core.reports import BrokenLink, CheckReport, SourceImport
 from memvault.core.secrets import SecretPolicy
 from memvault.features.importers import FORMATS, MEMVAULT, TRANSCRIPT_FORMATS
 from memvault.interrupt import between_steps
@@ -164,21 +164,6 @@ def broken_line(broken: BrokenLink) -> str:
     more = broken.lines[1:]
     also = f" (also on line{'s' if len(more) > 1 else ''} {', '.join(map(str, more))})"
     return f"broken link: {place}: [[{broken.target}]]{also if more else ''}"
-
-
-@main.command()
-@click.option("--expired", is_flag=True, required=True, help="Archive memories past expires_at.")
-@json_option
-@click.pass_context
-def archive(ctx: click.Context, expired: bool, as_json: bool) -> None:
-    """Move expired memories to archive/ (never deleted; still readable)."""
-    with service(ctx) as vault:
-        moved = vault.upkeep.archive_expired()
-    if as_json:
-        emit(Maintenance(archived=moved))
-    else:
-        archived = memories(len(moved), none="nothing (none has expired)")
-        click.echo(f"archived {archived}" + "".join(f"\n  {p}" for p in moved))
 
 
 @main.command(name="export")

@@ -41,7 +41,10 @@ class Revision:
     category moves it, `edit` changes its body, `tags` replace its tags, `properties` are
     merged into its frontmatter (a None value removes one), `add_to` and `remove_from` add
     items to and take items out of list properties or the tags (core/property_lists.py),
-    `supersedes` names a memory this one replaces."""
+    `supersedes` names a memory this one replaces. `expires_at` (an ISO date, or "never" for
+    none) or `ttl_days` from now set when it expires. `archived` True moves it under archive/
+    (out of searches, still readable), False brings it back to its category, without an
+    expiry already past."""
 
     title: str | None = None
     edit: BodyEdit | None = None
@@ -51,6 +54,9 @@ class Revision:
     supersedes: str | None = None
     add_to: Mapping[str, Any] | None = None
     remove_from: Mapping[str, Any] | None = None
+    expires_at: str | None = None
+    ttl_days: float | None = None
+    archived: bool | None = None
 
     @property
     def empty(self) -> bool:
@@ -58,7 +64,8 @@ class Revision:
         edits = self.edit is not None and not self.edit.empty
         rest = (self.title, self.tags, self.category, self.properties, self.supersedes)
         lists = (self.add_to, self.remove_from)
-        return not edits and all(value is None for value in rest) and not any(lists)
+        expiry = (self.expires_at, self.ttl_days, self.archived)
+        return not edits and all(value is None for value in (*rest, *expiry)) and not any(lists)
 
 
 @dataclass(frozen=True)

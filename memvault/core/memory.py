@@ -16,6 +16,7 @@ from memvault.core.ages import Seen, update_time
 from memvault.core.document import Document
 from memvault.core.markdown import headings
 from memvault.errors import Invalid, TooLarge
+from memvault.words import Term
 
 OWNED_KEYS = (
     "id",
@@ -291,15 +292,20 @@ _OLD_OWN_README = "# About this vault\n\nThis folder is memvault's default vault
 
 def refuse_reserved(folder: str | None, archiving: bool = False) -> None:
     """Invalid when a caller files a memory in a folder that is not a category: memvault's
-    archive (a memory there leaves searches and lists at once; only upkeep's `archiving` moves
-    one there), or a name Windows keeps for a device (such a folder cannot be synced there)."""
+    archive (a memory there leaves searches and lists at once; only `archiving`, an archive
+    asked for, moves one there), or a name Windows keeps for a device (such a folder cannot
+    be synced there)."""
     if folder is None:
         return
     if archived(folder) and not archiving:
         raise Invalid(
-            f"category {folder!r} is refused: {ARCHIVE}/ is where memvault moves expired "
-            "memories, out of search and lists. Pick another category, and give the memory "
-            "expires_at or ttl_days if it should go there when it expires"
+            (
+                f"category {folder!r} is refused: {ARCHIVE}/ is where memvault moves expired "
+                "memories, out of search and lists. Pick another category, and give the "
+                "memory expires_at or ttl_days if it should go there when it expires, or "
+                "archive it now with ",
+                Term("edit_mem(archive=true)", "`memvault archive`"),
+            )
         )
     for part in folder.split("/"):
         if _is_device(part):

@@ -95,6 +95,22 @@ def links_removed(changed: list[str]) -> str:
     return f"links to it removed from {memories(len(changed))}"
 
 
+def group_name(category: str | None, scope: str | None) -> str:
+    """Which memories a move of many names: "category 'ops'", "scope 'acme'", or both."""
+    named = [
+        f"{kind} {name!r}" for kind, name in (("category", category), ("scope", scope)) if name
+    ]
+    return " in ".join(named)
+
+
+def archived_line(group: str, moved: list[Memory], restore: bool) -> str:
+    """What archiving (or restoring) every memory of a `group` (`group_name`) did, as both
+    faces say it: how many moved, and where each is now."""
+    done = "restored" if restore else "archived"
+    where = "".join(f"\n  {memory.path}" for memory in moved)
+    return f"{done} {memories(len(moved), none='no memory')} of {group}{where}"
+
+
 # The longest line a listed memory or a briefing item takes (title, name, scope, age, then
 # its first sentence), a search hit's (then its snippet: ten of them make search_mem's answer,
 # read by a model at every search, so a hit gets less), and the longest title a line shows.

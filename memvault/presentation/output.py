@@ -260,15 +260,31 @@ def _text(value: object) -> str | None:
     return None if value in (None, "") else str(value)
 
 
-class Edited(Output):
+class Moved(Output):
     id: str
     path: str
     version: str = Field(description="The new version (for the next edit's expected_version)")
     updated_at: str | None
 
     @classmethod
-    def of(cls, memory: Memory) -> Edited:
+    def of(cls, memory: Memory) -> Self:
         return pick(cls, memory)
+
+
+class Edited(Moved):
+    moved: list[Moved] | None = Field(
+        None, description="id NAME:*: each memory archived or restored (id is NAME:*)"
+    )
+
+    @classmethod
+    def of(cls, memory: Memory) -> Self:
+        return pick(cls, memory, moved=None)
+
+    @classmethod
+    def group(cls, name: str, moved: list[Memory]) -> Edited:
+        """Every memory of a category or scope (`name`, as `ops:*`) archived or restored."""
+        shown = [Moved.of(memory) for memory in moved]
+        return cls(id=name, path="", version="", updated_at=None, moved=shown)
 
 
 class Removed(Output):

@@ -10,6 +10,7 @@ from memvault.core import clock
 from memvault.core.body_edits import BodyEdit, apply_edit
 from memvault.core.document import Document
 from memvault.core.drafts import Revision, WriteOptions
+from memvault.core.expiry import archive_folder, expiry_update, live_folder
 from memvault.core.memory import (
     Limits,
     Memory,
@@ -29,13 +30,11 @@ from memvault.words import parts
 @dataclass
 class Change:
     """What `update` asks of a memory: the revision (its text screened for secrets), how it
-    is written, whether upkeep files it under archive/, and the path of the memory it
-    supersedes once located; applied to the file as it is at each attempt
-    (`MemoryWrites.update`)."""
+    is written, and the path of the memory it supersedes once located; applied to the file as
+    it is at each attempt (`MemoryWrites.update`)."""
 
     revision: Revision
     options: WriteOptions
-    archiving: bool = False
     supersedes: str | None = None
 
 
@@ -79,19 +78,22 @@ def new_fields(
 
 
 def changed_fields(memory: Memory, doc: Document, change: Change, limits: Limits) -> dict[str, Any]:
-    """The title, tags and category `change` gives `memory` that differ from its own (with
-    its id and title when it has no frontmatter yet to hold them)."""
+    """The title, tags, category (the archive's too) and expiry `change` gives `memory` that
+    differ from its own (with its id and title when it has no frontmatter yet to hold them)."""
     fields: dict[str, Any] = {}
     revision = change.revision
     if revision.title is not None and clean_title(revision.title, limits) != memory.title:
         fields["title"] = clean_title(revision.title, limits)
     if revision.tags is not None and clean_tags(list(revision.tags), limits) != memory.tags:
         fields["tags"] = clean_tags(list(revision.tags), limits)
-    if revision.category is not None:
-        folder = clean_category(revision.category, limits)
-        if folder != memory.category:
-            refuse_reserved(folder, change.archiving)
-            fields["category"] = folder
+    folder = _folder(memory, revision, limits)
+    if folder != memory.category:
+        refuse_reserved(folder, bool(revision.archived))
+        fields["category"] = folder
+    reviving = revision.archived is False
+    fields.update(
+        expiry_update(memory.expires_at, revision.expires_at, revision.ttl_days, reviving)
+    )
     if fields and not doc.writable:
         raise Invalid(doc.refusal(memory.path))
     if fields and not memory.has_frontmatter:
@@ -115,6 +117,17 @@ def list_fields(memory: Memory, revision: Revision, limits: Limits) -> dict[str,
             if new is not None:
                 fields[key] = new
     return fields
+
+
+def _folder(memory: Memory, revision: Revision, limits: Limits) -> str | None:
+    """The folder `revision` puts `memory` in: the category it names (or its own), under the
+    archive or back from it when it says so."""
+    folder = memory.category
+    if revision.category is not None:
+        folder = clean_category(revision.category, limits)
+    if revision.archived is None:
+        return folder
+    return archive_folder(folder) if revision.archived else live_folder(folder)
 
 
 def edited(memory: Memory, edit: BodyEdit, limits: Limits) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memvault.core.document import Document
+from memvault.core.expiry import archive_folder
 from memvault.core.memory import Memory
 from memvault.core.records import Filter, Head, Recall, Snapshot, Suggestion
 from memvault.errors import Invalid, NotFound
@@ -79,6 +80,30 @@ class Lookup:
         """A memory an edit starts from (see `VaultStore.read_for_edit`), dated as `read`
         dates it."""
         return self._store.read_for_edit(path, self._index.entries.seen(path))
+
+    def group(self, name: str, scope: str | None = None) -> Filter:
+        """The memories a category's or a scope's `name` names (`ops` in edit_mem's `ops:*`),
+        as a filter: the category's when a folder of that name holds memories, live or
+        archived (with `scope`, a server's own, only those of that scope and global ones), else
+        the scope's; NotFound when neither holds any, Invalid when both do."""
+        key = name.strip()
+        category = Filter(category=key, scope=scope)
+        own = Filter(scope=key, only_scope=True)
+        holds = {
+            "category": self._holds(category, key, archive_folder(key)),
+            "scope": self._holds(own),
+        }
+        if all(holds.values()):
+            raise Invalid(f"{key!r} is both a category and a scope; name one memory at a time")
+        if not any(holds.values()):
+            raise NotFound(f"no category or scope {key!r} holds a memory")
+        return category if holds["category"] else own
+
+    def _holds(self, where: Filter, *categories: str) -> bool:
+        """Whether any memory, live or archived, is in `where` (in one of `categories`)."""
+        every = replace(where, archived=None, include_superseded=True)
+        tried = [replace(every, category=c) for c in categories] or [every]
+        return any(self._index.search.list_notes(t, limit=1)[1] for t in tried)
 
     def recall(self, identifier: str, scope: str | None = None) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one whose name it

@@ -4,6 +4,7 @@ files, links and index kept in step."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import replace as replace_fields
 from typing import Any
@@ -29,7 +30,7 @@ from memvault.core.memory import (
 )
 from memvault.core.properties import clean_properties, merged_properties, property_link, with_link
 from memvault.core.property_lists import check_apart, clean_items
-from memvault.core.records import Deleted, LinkChange, Saved
+from memvault.core.records import Deleted, Filter, LinkChange, NoteRow, Saved
 from memvault.core.secrets import SecretPolicy, screened, screened_edit, screened_fields
 from memvault.errors import Conflict, Invalid
 from memvault.service.duplicate_guard import DuplicateGuard, Suspects
@@ -46,6 +47,9 @@ from memvault.service.edits import (
 from memvault.service.new_paths import free_path, join, moved_path
 from memvault.service.parts import VaultParts
 from memvault.writes.writer import Rewrite, retrying
+
+# As many rows as a listing can give: every memory an archive_all moves.
+_EVERY_ROW = 1 << 40
 
 
 class MemoryWrites:
@@ -105,8 +109,9 @@ class MemoryWrites:
     def write(self, draft: Draft, options: WriteOptions = WriteOptions()) -> Saved:
         """write_mem: `create`, or with on_exists="replace" (key-value use: the title is the
         key) give the memory titled like the draft in its scope the draft's content, tags,
-        category and properties (merged), creating it when there is none. `expected_version`
-        refuses the replace if that memory changed since (or is gone)."""
+        category, properties (merged) and expiry, creating it when there is none; a memory
+        archived or expired comes back live. `expected_version` refuses the replace if that
+        memory changed since (or is gone)."""
         replace = _replacing(options)
         # A replace holds the vault lock from the title's lookup to the write; a new memory
         # takes it in `create`, after the duplicate guard's run of the model.
@@ -120,6 +125,9 @@ class MemoryWrites:
                     category=draft.category,
                     properties=draft.properties,
                     supersedes=draft.supersedes,
+                    expires_at=draft.expires_at,
+                    ttl_days=draft.ttl_days,
+                    archived=False,
                 )
                 return Saved(self.update(path, revision, options), replaced=True)
             if options.expected_version is not None:
@@ -143,8 +151,6 @@ class MemoryWrites:
         identifier: str,
         revision: Revision,
         options: WriteOptions = WriteOptions(),
-        *,
-        archiving: bool = False,
     ) -> Memory:
         """Change a memory as `revision` says; a new title renames its file and a new category
         moves it, and every link to it follows. The options' `agent` is recorded as who
@@ -152,8 +158,8 @@ class MemoryWrites:
         frontmatter). The edit applies to the file as it is when written: if it changed since
         it was read, it is read again and the edit applied again, unless a guard
         (`expected_version`, `expected_updated_at`) refuses it. A secret in the new text is
-        refused, or redacted under `secrets="redact"`. Only upkeep's moves (`archiving`) may
-        file a memory under archive/. An append is remembered: `check` reports it if an
+        refused, or redacted under `secrets="redact"`. Only `revision.archived` files a memory
+        under archive/ (or brings it back). An append is remembered: `check` reports it if an
         editor's later save loses it."""
         secrets, title, edit = options.secrets, revision.title, revision.edit
         adds = clean_items(revision.add_to, "add_to")
@@ -167,7 +173,7 @@ class MemoryWrites:
             add_to=screened_fields(adds, secrets),
             remove_from=removes,
         )
-        change = Change(screened_revision, options, archiving)
+        change = Change(screened_revision, options)
         with self._lock.writing(options.agent):
             path = self._lookup.locate(identifier)
             named = revision.supersedes
@@ -258,15 +264,34 @@ class MemoryWrites:
     def archive(self, identifier: str, *, agent: str | None = None) -> Memory:
         """Move one memory to archive/ because a person (`agent`) asked to (the web page's
         Archive), or upkeep does (no agent: updated_by stays): out of searches and lists,
-        still readable, links following. Writes and edits that name an archive/ category
-        stay refused; this and upkeep are the ways in."""
-        memory = self._lookup.read(self._lookup.locate(identifier))
-        if archived(memory.category or ""):
-            return memory
-        folder = archive_folder(memory.category)
-        return self.update(
-            memory.id, Revision(category=folder), WriteOptions(agent=agent), archiving=True
-        )
+        still readable, links following (`update` with `Revision(archived=True)`)."""
+        return self.update(identifier, Revision(archived=True), WriteOptions(agent=agent))
+
+    def archivable(self, where: Filter, *, restore: bool = False) -> list[NoteRow]:
+        """The memories `archive_all` would move for `where` (its category and scope; tags and
+        properties too): the live ones, expired or not, or with `restore` the archived ones
+        (`where`'s category is then looked for under archive/)."""
+        if restore:
+            folders = where.category
+            if isinstance(folders, str):
+                folders = (folders,)
+            category = tuple(archive_folder(c) for c in folders) if folders else None
+            where = replace_fields(where, category=category, archived=True)
+        else:
+            where = replace_fields(where, archived=None)
+        where = replace_fields(where, include_superseded=True)
+        rows = self._index.search.list_notes(where, "title", _EVERY_ROW, 0)[0]
+        return [row for row in rows if archived(row.category or "") == restore]
+
+    def archive_all(
+        self, paths: Iterable[str], *, restore: bool = False, agent: str | None = None
+    ) -> list[Memory]:
+        """Move the memories at `paths` (from `archivable`) to archive/, or with `restore` back
+        to their categories, each as `update` does with `Revision(archived=...)`: all of them
+        or none, by `agent`."""
+        revision, options = Revision(archived=not restore), WriteOptions(agent=agent)
+        with self._lock.writing(agent):
+            return [self.update(path, revision, options) for path in paths]
 
     def delete(self, identifier: str, *, agent: str | None = None) -> Deleted:
         """Delete a memory's file after taking every link to it out of other memories (each

@@ -85,6 +85,9 @@ class VaultService:
         self.restore = writes.restore
         self.verify = writes.verify
         self.archive = writes.archive
+        self.archivable = writes.archivable
+        self.archive_all = writes.archive_all
+        self.group = self._lookup.group
         self.delete = writes.delete
         self.link = writes.link
         self.unlink = writes.unlink

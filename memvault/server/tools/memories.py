@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memvault.core.body_edits import BodyEdit
 from memvault.core.drafts import Draft, OnExists, Revision, WriteOptions
 from memvault.core.secrets import SecretPolicy
-from memvault.presentation.lines import ReadFormat, links_removed
+from memvault.presentation.lines import ReadFormat, archived_line, group_name, links_removed
 from memvault.presentation.output import Edited, MemoryOut, Removed, Verified, Written, as_json
 from memvault.server.tools.common import (
     DESTRUCTIVE,
@@ -29,7 +29,8 @@ from memvault.server.tools.params import Items, Properties
 
 _NOTHING_TO_CHANGE = (
     "nothing to change: pass content, append, prepend, replace_section, find/replace, title, "
-    "tags, category, properties, add_to, remove_from or supersedes"
+    "tags, category, properties, add_to, remove_from, supersedes, expires_at, ttl_days or "
+    "archive"
 )
 
 
@@ -157,6 +158,11 @@ class MemoryTools(ToolGroup):
         supersedes: str | None = None,
         add_to: Annotated[Items | None, Field(description="{list property or tags: items}")] = None,
         remove_from: Items | None = None,
+        expires_at: Annotated[str | None, Field(description="ISO date; never: none")] = None,
+        ttl_days: Annotated[float, Field(gt=0)] | None = None,
+        archive: Annotated[
+            bool | None, Field(description="false restores; id NAME:* for a category or scope")
+        ] = None,
     ) -> Annotated[CallToolResult, Edited]:
         edit = BodyEdit(
             content=content,
@@ -176,9 +182,12 @@ class MemoryTools(ToolGroup):
             supersedes=supersedes,
             add_to=add_to,
             remove_from=remove_from,
+            expires_at=expires_at,
+            ttl_days=ttl_days,
+            archived=archive,
         )
-        if revision.empty:
-            raise ToolError(_NOTHING_TO_CHANGE)
+        if id.endswith(":*"):
+            return self._archive_all(ctx, id, revision)
         if replace is not None and find is None:
             raise ToolError("replace needs find: the exact text to replace")
         options = WriteOptions(
@@ -188,6 +197,12 @@ class MemoryTools(ToolGroup):
             expected_version,
             expected_updated_at=expected_updated_at,
         )
+        return self._edit_one(id, revision, options)
+
+    def _edit_one(self, id: str, revision: Revision, options: WriteOptions) -> CallToolResult:
+        """edit_mem on one memory."""
+        if revision.empty:
+            raise ToolError(_NOTHING_TO_CHANGE)
         with tool_errors():
             memory = self.vault.update(id, revision, options)
         return reply(
@@ -195,6 +210,21 @@ class MemoryTools(ToolGroup):
             f"Updated {memory.title!r} ({memory.path}) at {memory.updated_at}, "
             f"version {memory.version}.",
         )
+
+    def _archive_all(self, ctx: Context[Any, Any], id: str, revision: Revision) -> CallToolResult:
+        """edit_mem on `NAME:*`: archive (or restore) every memory of a category or scope."""
+        if revision.archived is None or revision != Revision(archived=revision.archived):
+            raise ToolError(
+                f"id {id!r} names every memory of a category or scope: pass archive=true "
+                "(or false to restore) and nothing else, or name one memory"
+            )
+        restore, name = not revision.archived, id[:-2].strip()
+        with tool_errors():
+            where = self.vault.group(name, self.scope)
+            paths = [row.path for row in self.vault.archivable(where, restore=restore)]
+            moved = self.vault.archive_all(paths, restore=restore, agent=self.writer(ctx))
+        group = group_name(*((name, None) if where.category else (None, name)))
+        return reply(Edited.group(id, moved), archived_line(group, moved, restore))
 
     @tool(
         "delete_mem",
