@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from memvault.cli import main
 from memvault.config import Settings
+from memvault.core.body_edits import BodyEdit
 from memvault.core.drafts import Draft, Revision, WriteOptions
 from memvault.core.records import Filter, NoteRow
 from memvault.errors import Conflict, Duplicate, Invalid
@@ -267,3 +268,24 @@ def test_a_value_holding_a_line_break_only_yaml_knows_reads_back_as_written(
     assert {k: vault.get(memory.id).metadata[k] for k in odd} == odd
     vault.update(memory.id, Revision(properties={"name": "c\x85d"}))
     assert vault.get(memory.id).metadata["name"] == "c\x85d"
+
+
+def test_a_lone_surrogate_is_refused_with_what_held_it(vault: VaultService) -> None:
+    """JSON can carry "\\ud800" alone (an HTTP client's), which no UTF-8 file can hold: it was
+    an internal error mid-write (UnicodeEncodeError), or a file YAML could not read back."""
+    memory = vault.create(Draft("Fine", "Body."))
+    attempts = {
+        "the title": lambda: vault.create(Draft("a\ud800b", "x")),
+        "the content": lambda: vault.create(Draft("T", "x\udc00")),
+        "property 'team'": lambda: vault.create(Draft("T", "x", properties={"team": "\ud800"})),
+        "property 'o.name'": lambda: vault.create(
+            Draft("T", "x", properties={"o": {"name": ["\ud800"]}})
+        ),
+        "property name": lambda: vault.create(Draft("T", "x", properties={"k\udc00": 1})),
+        "the content ": lambda: vault.update(memory.id, Revision(edit=BodyEdit(append="\ud800"))),
+    }
+    for what, attempt in attempts.items():
+        with pytest.raises(Invalid, match=f"{what.strip()} holds a lone UTF-16 surrogate"):
+            attempt()
+    assert [row.title for row in vault.list_memories()[0]] == ["Fine"]
+    assert vault.get(memory.id).body == "Body.\n"

@@ -31,8 +31,10 @@ def update_time(
     known_hash, known = seen
     if known_hash == digest and known:
         return known  # the same content: copied, touched or restored, not changed
-    if stamp and (known is None or stamp > known):
-        return stamp  # the change carries its own stamp (memvault's write, here or elsewhere)
+    if stamp and stamp != known:
+        # The change carries its own stamp: memvault's write (here or elsewhere), an import
+        # dated by its source (earlier, then), or a person who set it by hand.
+        return stamp
     return _later(stamp, mtime_ns)
 
 

@@ -92,6 +92,9 @@ class Memory:
         return stem_of(self.path)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def folder_of(path: str) -> str:
     """The folder of a vault-relative path ('' at the root): its category."""
     return path.rpartition("/")[0]
@@ -165,10 +168,23 @@ def _is_device(name: str) -> bool:
     return name.partition(".")[0].lower() in _DEVICE_NAMES
 
 
+def storable(text: str, what: str) -> str:
+    """`text` if a UTF-8 file can hold it: a lone UTF-16 surrogate (JSON's "\\ud800" alone)
+    cannot, and is refused with what held it, not met as an encoding error mid-write."""
+    found = _SURROGATE.search(text)
+    if found:
+        raise Invalid(
+            f"{what} holds a lone UTF-16 surrogate (U+{ord(found.group()):04X}), which no UTF-8 "
+            "file can store; send the character whole"
+        )
+    return text
+
+
 def clean_title(title: str, limits: Limits) -> str:
     """A one-line title within the limit, or a clear error."""
     if not isinstance(title, str):
         raise Invalid("title must be a string")
+    storable(title, "the title")
     cleaned = " ".join(_CONTROL.sub(" ", title).split())
     if not cleaned:
         raise Invalid("title is empty; give the memory a short descriptive title")
@@ -186,6 +202,7 @@ def check_content(content: str, limits: Limits) -> str:
         raise Invalid("content must be a string")
     if "\x00" in content:
         raise Invalid("content contains a NUL character; memories are text")
+    storable(content, "the content")
     check_size(len(content.encode("utf-8")), limits)
     return content
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memvault.core.document import REMOVE
-from memvault.core.memory import OWNED_KEYS, stem_of, string_list
+from memvault.core.memory import OWNED_KEYS, stem_of, storable, string_list
 from memvault.errors import Invalid, TooLarge
 
 # Who wrote a memory, and who changed it last (the MCP client's name, --agent, the CLI's user).
@@ -66,6 +66,7 @@ def _clean_name(key: object, what: str) -> str:
     """A key trimmed: a one-line name of at most MAX_KEY characters."""
     if not isinstance(key, str) or not key.strip() or _CONTROL.search(key):
         raise Invalid(f"{what} {key!r} is not a one-line name")
+    storable(key, what)
     name = key.strip()
     if len(name) > MAX_KEY:
         raise TooLarge(f"{what} {name[:20]!r}... is {len(name)} characters; the limit is {MAX_KEY}")
@@ -108,6 +109,7 @@ def _clean_scalar(key: str, value: object) -> str | int | float | bool:
     if isinstance(value, str):
         if "\x00" in value:
             raise Invalid(f"property {key!r} holds a NUL character")
+        storable(value, f"property {key!r}")
         if len(value) > MAX_TEXT:
             raise TooLarge(f"property {key!r} is {len(value)} characters; the limit is {MAX_TEXT}")
         return value
