@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from memvault.search.fusion import KEPT, TOP, fuse
 from memvault.semantic import vectors
-from memvault.semantic.vectors import VectorTable, quantise
+from memvault.semantic.vectors import LENGTH_COST, SECOND_SHARE, VectorTable, quantise
 
 # The table holds int8 vectors: on vectors of 2 to 8 values, a cosine comes back to within this.
 CLOSE = 0.01
@@ -82,7 +83,19 @@ def test_many_chunks_of_one_note_do_not_hide_the_others() -> None:
     table = VectorTable(2)
     table.put(1, np.stack([unit(1, 0)] * 500))
     table.put(2, np.stack([unit(1, 0.2)]))
-    assert [n.note for n in table.nearest(unit(1, 0), 2)] == [1, 2]
+    found = table.nearest(unit(1, 0), 2)
+    assert {n.note for n in found} == {1, 2}
+    # 500 chunks are 500 chances to be close: the note's length costs it (LENGTH_COST).
+    assert [n.note for n in found] == [2, 1] and found[1].score > found[0].score
+
+
+def test_a_note_close_in_two_places_ranks_above_one_close_in_one() -> None:
+    """Two notes of as many chunks, the same best cosine: the one whose second chunk is also
+    close to the question ranks first (SECOND_SHARE)."""
+    table = VectorTable(2)
+    table.put(1, np.stack([unit(1, 0.1), unit(-1, 1), unit(0, 1)]))
+    table.put(2, np.stack([unit(1, 0.1), unit(1, 0.5), unit(0, 1)]))
+    assert [n.note for n in table.nearest(unit(1, 0), 2)] == [2, 1]
 
 
 def test_fusion_puts_a_note_both_sides_rank_well_first() -> None:
@@ -176,6 +189,14 @@ def test_related_notes_score_by_the_cosine_of_their_mean_vectors() -> None:
     assert table.related(9, 10, None, ()) is None
 
 
+def note_score(cosines: np.ndarray) -> float:
+    """A note's score as a whole, computed in full from its chunks' cosines."""
+    ordered = sorted(cosines.tolist(), reverse=True)
+    second = ordered[1] if len(ordered) > 1 else ordered[0]
+    share = (1 - SECOND_SHARE) * ordered[0] + SECOND_SHARE * second
+    return share - LENGTH_COST * math.log(len(ordered))
+
+
 def random_table(
     seed: int, notes: int, split: bool = False
 ) -> tuple[VectorTable, dict[int, np.ndarray]]:
@@ -200,12 +221,14 @@ def test_a_filtered_search_ranks_as_the_full_product_restricted_to_its_notes(
     table, chunks = random_table(seed, 60)
     query = unit(*np.random.default_rng(seed + 1).normal(size=8))
     best = {note: chunks[note] @ query for note in among}
-    expected = sorted(best, key=lambda note: -best[note].max())[:limit]
+    whole = {note: note_score(cosines) for note, cosines in best.items()}
+    expected = sorted(whole, key=lambda note: -whole[note])[:limit]
     found = table.nearest(query, limit, among=among)
     assert len(found) == len(expected) and {near.note for near in found} <= among
     for near, wanted in zip(found, expected, strict=True):
         cosines = best[near.note]
-        assert abs(cosines.max() - best[wanted].max()) <= 2 * CLOSE
+        assert abs(whole[near.note] - whole[wanted]) <= 2 * CLOSE
+        assert abs(near.rank - whole[near.note]) <= 2 * CLOSE
         assert cosines[near.chunk] >= cosines.max() - 2 * CLOSE
         assert abs(near.score - cosines[near.chunk]) <= CLOSE
     left = set(range(1, 61)) - among

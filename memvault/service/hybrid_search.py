@@ -161,8 +161,9 @@ class HybridSearch:
         floor = self._semantic.model.spec.match_floor if self._semantic.model.spec else 0.0
         found = meaning.result()
         near = [n for n in found if n.score >= floor]  # matches only
-        by_meaning = [(n.note, n.score) for n in near]
-        # By meaning alone the score is the cosine itself (fusing one side keeps its order).
+        by_meaning = [(n.note, n.rank) for n in near]
+        # By meaning alone a note is ranked by its score as a whole (semantic/vectors.py), and
+        # shows its best chunk's cosine (`_matches`); fusing one side keeps its order.
         ranked = (
             fuse([(m.rowid, -m.rank) for m in words], by_meaning, held) if hybrid else by_meaning
         )
