@@ -1,6 +1,6 @@
 """Search quality: recall@1/5/10 and MRR of `search_mem` on question sets with known answers.
 
-    python benchmarks/quality.py [--sets locomo npm-docs man-pages] [--modes ...] [--json FILE]
+    python benchmarks/quality.py [--sets locomo npm-docs ...] [--modes ...] [--json FILE]
 
 Never part of `make test` (`make bench-quality` runs it). Each set is written into a fresh vault
 through the service, as `write_mem` writes, embedded, and each question is asked through the
@@ -19,6 +19,14 @@ MEMVAULT_RERANK_MODEL names, when it is set; skipped otherwise: see docs/search.
   line and the first paragraphs of its DESCRIPTION, read with `man`), and 76 questions in
   everyday words (benchmarks/quality/man-pages.json, written before this set was first
   measured): short notes, a third kind, added to check the fusion chosen on the other two.
+- `decisions`: 81 notes of a small fictional team's project (decision records, meeting notes,
+  customer calls, incidents, gotchas, how-tos, by six invented writers, with near-duplicate
+  topics) and 91 questions asked weeks later in other words, by category `topic` (what the
+  answer note is about) and `detail` (a point in the middle of a note about something else)
+  (benchmarks/quality/decisions.json, notes and questions written before it was measured).
+- `multilingual`: 50 short notes, 25 in German and 25 in Spanish, and 57 questions by
+  category: `de` and `es` in the notes' own language, `en-de` and `en-es` in English about
+  a German or Spanish note (benchmarks/quality/multilingual.json, written likewise).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -227,10 +236,25 @@ def _man_note(command: str) -> tuple[str, str] | None:
     return " ".join(sections.get("NAME", "").split()), " ".join(kept[:110])
 
 
+def written(name: str) -> QuestionSet:
+    """A set whose notes and questions are both in benchmarks/quality/<name>.json (notes as
+    title and body; each question with its answer titles, any one of which will do, and its
+    category)."""
+    spec = json.loads((HERE / "quality" / f"{name}.json").read_text())
+    notes = [(note["title"], note["body"]) for note in spec["notes"]]
+    questions = [
+        Question(q["q"], {a.lower() for a in q["answers"]}, q["category"], any_answer=True)
+        for q in spec["questions"]
+    ]
+    return QuestionSet(name, notes, questions)
+
+
 SETS: dict[str, Callable[[], QuestionSet]] = {
     "locomo": locomo,
     "npm-docs": npm_docs,
     "man-pages": man_pages,
+    "decisions": partial(written, "decisions"),
+    "multilingual": partial(written, "multilingual"),
 }
 
 
@@ -359,7 +383,7 @@ def main() -> None:
 
 def _line(name: str, mode: str, category: str, count: str, *scores: str) -> str:
     """One row of the printed table."""
-    return f"{name:<10} {mode:<8} {category:<12} {count:>4} " + " ".join(f"{s:>6}" for s in scores)
+    return f"{name:<12} {mode:<8} {category:<12} {count:>4} " + " ".join(f"{s:>6}" for s in scores)
 
 
 if __name__ == "__main__":
