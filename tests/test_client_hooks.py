@@ -434,3 +434,16 @@ def test_a_100_mb_transcript_is_captured_within_the_cap(
     assert len(text_of_memory.encode()) <= 70 * 1024
     assert "First: rename the orders table" in text_of_memory
     assert "Last: write the changelog" in text_of_memory
+
+
+def test_status_and_capture_print_json(env: dict[str, str], vault_dir: Path, shop: Path) -> None:
+    install(env, vault_dir, shop)
+    path = flaky_login_session(shop / "t.jsonl", str(shop)).write()
+    captured = json.loads(
+        memvault(env, "--vault", str(vault_dir), "capture", str(path), "--json").stdout
+    )
+    assert captured["outcome"] == "created" and captured["path"].startswith("session/")
+    status = json.loads(memvault(env, "hooks", "status", "--project", str(shop), "--json").stdout)
+    settings = str(shop / ".claude" / "settings.json")
+    assert status["installed"][settings] == ["SessionStart", "PreCompact", "Stop", "SessionEnd"]
+    assert status["vaults"][0]["vault"] == str(vault_dir) and status["vaults"][0]["waiting"] == 0

@@ -120,9 +120,12 @@ def test_version_module_entry_and_json_on_every_data_command(vault_dir: Path) ->
     )
     assert version.returncode == 0 and re.fullmatch(r"memvault \d+\.\d+\.\d+\n", version.stdout)
     for name in main.commands:
-        if name not in ("serve", "ui"):  # they serve; they print no data
+        # serve and ui serve; hook prints only the client's own JSON; hooks is a group, whose
+        # data command (status) is checked below
+        if name not in ("serve", "ui", "hook", "hooks"):
             shown = CliRunner().invoke(main, [name, "--help"]).stdout
             assert "--json" in shown, name
+    assert "--json" in CliRunner().invoke(main, ["hooks", "status", "--help"]).stdout
     run(vault_dir, "write", "--title", "Deploy order", "Migrations first.")
     assert json.loads(run(vault_dir, "read", "deploy-order", "--json")[1]) == json.loads(
         run(vault_dir, "read", "deploy-order", "--format", "json")[1]

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import click
 
-from memvault.cli import main, service, settings_of
+from memvault.cli import emit, json_option, main, service, settings_of
 from memvault.cli.terminal import on_terminal
 from memvault.config import Settings
 from memvault.features.session_capture import capture_transcript
@@ -20,6 +21,37 @@ from memvault.hooks.capture_queue import queue_folder, worker_running
 from memvault.hooks.handling import DEFAULT_BUDGET, HookSetup, run_hook
 from memvault.service.vault import VaultService
 from memvault.transcripts.reading import FORMATS
+
+
+@dataclass(frozen=True)
+class CaptureOut:
+    """`capture --json`: what the capture did and the session memory it wrote."""
+
+    outcome: str
+    id: str | None
+    path: str | None
+    skipped_lines: int
+    note: str
+
+
+@dataclass
+class VaultHooksOut:
+    """One vault in `hooks status --json`."""
+
+    vault: str
+    last_runs: dict[str, dict[str, Any]]
+    waiting: int
+    worker_running: bool
+
+
+@dataclass
+class HooksStatusOut:
+    """`hooks status --json`."""
+
+    installed: dict[str, list[str]]
+    vaults: list[VaultHooksOut] = field(default_factory=list)
+    run_log: str = ""
+
 
 scope_option = click.option(
     "--scope", default=None, help="Scope of briefings and captures [default: the project's name]."
@@ -128,14 +160,21 @@ def uninstall(client: str, user: bool, project: Path) -> None:
 
 @hooks.command()
 @project_option
-def status(project: Path) -> None:
+@json_option
+def status(project: Path, as_json: bool) -> None:
     """Where memvault's hooks are installed, and when each last ran and how it ended."""
     vaults: dict[str, None] = {}
+    installed: dict[str, list[str]] = {}
     for path in (_settings_file(True, project), _settings_file(False, project)):
         found = claude_settings.installed(path)
-        click.echo(f"{path}: " + (", ".join(h.event for h in found) if found else "none"))
+        installed[str(path)] = [h.event for h in found]
         for one in found:
             vaults[_vault_of(one.command)] = None
+    if as_json:
+        emit(_status_out(installed, vaults))
+        return
+    for path_text, events in installed.items():
+        click.echo(f"{path_text}: " + (", ".join(events) if events else "none"))
     for vault in vaults:
         click.echo(f"\nvault {vault}:")
         last = run_log.last_runs(Path(vault))
@@ -150,6 +189,7 @@ def status(project: Path) -> None:
 
 
 @main.command()
+@json_option
 @click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--format",
@@ -165,17 +205,53 @@ def status(project: Path) -> None:
 @scope_option
 @click.pass_context
 def capture(
-    ctx: click.Context, transcript: Path, fmt: str, session_id: str | None, scope: str | None
+    ctx: click.Context,
+    as_json: bool,
+    transcript: Path,
+    fmt: str,
+    session_id: str | None,
+    scope: str | None,
 ) -> None:
     """Capture a session's transcript into its session memory, as the hooks do."""
     with service(ctx, start=True) as vault:
         done = capture_transcript(vault, transcript, fmt, scope, session_id)
+    if as_json:
+        memory = done.memory
+        emit(
+            CaptureOut(
+                outcome=done.outcome,
+                id=memory.id if memory else None,
+                path=memory.path if memory else None,
+                skipped_lines=done.skipped_lines,
+                note=done.note,
+            )
+        )
+        return
     if done.memory is None:
         click.echo(f"nothing captured: {done.note}")
         return
     click.echo(f"{done.outcome} {done.memory.path}" + (f" ({done.note})" if done.note else ""))
     if done.skipped_lines:
         click.echo(f"skipped {done.skipped_lines} lines that were not JSON", err=True)
+
+
+def _status_out(installed: dict[str, list[str]], vaults: dict[str, None]) -> HooksStatusOut:
+    """`hooks status --json`: the events installed in each settings file, and for each vault
+    the last run of each hook and of the capture, the captures waiting, the worker."""
+    out = HooksStatusOut(installed=installed, vaults=[], run_log=str(run_log.log_path()))
+    for vault in vaults:
+        state = Settings(vault=Path(vault)).state_dir
+        out.vaults.append(
+            VaultHooksOut(
+                vault=vault,
+                last_runs={
+                    event: asdict(run) for event, run in run_log.last_runs(Path(vault)).items()
+                },
+                waiting=len(list(queue_folder(state).glob("*.json"))),
+                worker_running=worker_running(state),
+            )
+        )
+    return out
 
 
 def _settings_file(user: bool, project: Path) -> Path:
