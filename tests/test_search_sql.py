@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memvault.core.records import Filter
-from memvault.index.search_sql import filter_sql, search_plan, search_sql
+from memvault.index.search_sql import filter_sql, search_plan, search_sql, window_sql
 
 EVERY = Filter(archived=None, include_superseded=True)
 NOT_ARCHIVED = 'NOT (facets : "\ue0006929655039044768773")'
@@ -122,21 +122,39 @@ def test_nothing_to_search_for_is_no_plan(query: str) -> None:
 
 
 def test_the_ranking_sql_puts_notes_with_every_word_first_and_skips_expired_ones() -> None:
-    sql, params = search_sql('"x"', live=True, limit=10, now="2026-01-01T00:00:00Z", first=[3, 4])
+    sql, params = search_sql('"x"', live=True, rows=10, now="2026-01-01T00:00:00Z", first=[3, 4])
     assert sql == (
-        "WITH sections AS MATERIALIZED (SELECT (notes_fts.rowid >> 20) AS note,"
-        " notes_fts.rowid AS section, bm25(notes_fts, 10.0, 6.0, 4.0, 1.0, 0.0) AS section_rank"
-        " FROM notes_fts WHERE notes_fts MATCH ?"
-        " AND (notes_fts.rowid >> 20) NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?))"
-        " SELECT note, min(section_rank) AS best_rank, section,"
-        " note IN (SELECT value FROM json_each(?)) AS preferred FROM sections GROUP BY note"
-        " ORDER BY preferred DESC, best_rank LIMIT ?"
+        "SELECT (notes_fts.rowid >> 20) AS note, bm25(notes_fts, 10.0, 6.0, 4.0, 1.0, 0.0)"
+        " AS section_rank, notes_fts.rowid AS section FROM notes_fts WHERE notes_fts MATCH ?"
+        " AND (notes_fts.rowid >> 20) NOT IN (SELECT rowid FROM notes WHERE expires_at <= ?)"
+        " ORDER BY note IN (SELECT value FROM json_each(?)) DESC, section_rank LIMIT ?"
     )
     assert params == ['"x"', "2026-01-01T00:00:00Z", "[3, 4]", 10]
-    plain_sql, plain_params = search_sql('"x"', live=False, limit=5, now="unused")
-    assert "WHERE notes_fts MATCH ?) SELECT note, min(section_rank) AS best_rank" in plain_sql
-    assert "0 AS preferred" in plain_sql
+    plain_sql, plain_params = search_sql('"x"', live=False, rows=5, now="unused")
+    assert plain_sql.endswith("WHERE notes_fts MATCH ? ORDER BY section_rank LIMIT ?")
     assert plain_params == ['"x"', 5]
+
+
+def test_a_window_ranks_the_last_rows_only_and_keeps_the_notes_put_first() -> None:
+    """A window is a rowid range FTS5 seeks to; the notes put first are ranked wherever they
+    stand (a condition SQLite checks on each match instead)."""
+    sql, params = search_sql('"x"', live=False, rows=5, now="unused", lowest=7 << 20)
+    assert sql.endswith(
+        "WHERE notes_fts MATCH ? AND notes_fts.rowid >= ? ORDER BY section_rank LIMIT ?"
+    )
+    assert params == ['"x"', 7 << 20, 5]
+    sql, params = search_sql('"x"', live=False, rows=5, now="unused", first=[3], lowest=7 << 20)
+    assert (
+        " AND (notes_fts.rowid >= ? OR (notes_fts.rowid >> 20) IN (SELECT value FROM json_each(?)))"
+        in sql
+    )
+    assert params == ['"x"', 7 << 20, "[3]", "[3]", 5]
+    sql, params = window_sql('"x"', live=False, now="unused", size=100)
+    assert sql == (
+        "SELECT notes_fts.rowid FROM notes_fts WHERE notes_fts MATCH ?"
+        " ORDER BY notes_fts.rowid DESC LIMIT 1 OFFSET ?"
+    )
+    assert params == ['"x"', 99]
 
 
 def test_a_listing_filter_is_sql_on_notes() -> None:

@@ -203,6 +203,11 @@ class SearchPage:
     offset: int = 0
     has_more: bool = False
     mode: SearchMode = "keyword"
+    # `total` is where counting stopped: more than that many match (index/searching.COUNTED).
+    total_capped: bool = False
+    # When not 0, the page is the best of only this many of the matches (FTS rows) a search
+    # ranks at most (index/searching.RANKED): more words or a filter rank them all.
+    ranked: int = 0
     # Why meaning took no part, or only a part, when it was asked for or is the default:
     # "by words only: no memory is embedded yet (...)", and why a reranker's order did not
     # stand ("not reranked: past the reranker's 300 ms"); empty when each took its part.

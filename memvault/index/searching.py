@@ -18,6 +18,7 @@ from memvault.index.connections import ConnectionPool
 from memvault.index.names import NOTE_COLUMNS, Names, note_row
 from memvault.index.rows import SECTION_CHARS, section_rowids
 from memvault.index.search_sql import (
+    FTS_ROWS,
     PAGE_EMPTIED,
     PAGE_ROW,
     PAGE_TABLE,
@@ -26,7 +27,6 @@ from memvault.index.search_sql import (
     SHOWN_TABLES,
     SORTS,
     SearchPlan,
-    Statement,
     admitted_sql,
     count_sql,
     filter_sql,
@@ -40,6 +40,7 @@ from memvault.index.search_sql import (
     shown_rows_sql,
     shown_snippets_sql,
     snippet_text,
+    window_sql,
     word_groups,
 )
 from memvault.index.usage_counts import Tally, Uses
@@ -48,6 +49,15 @@ from memvault.search.relevance import relevance
 
 # A hit's relevance reads this many characters of its note at most (a few sections).
 RELEVANCE_CHARS = 200_000
+# A search ranks at most this many FTS rows (sections) of the notes it ranks (those with every
+# word, or all its matches when fewer than a page have every word): bm25 costs about half a
+# microsecond a row, so a word most of a 100k-note vault holds cost 40 ms. Past it the last
+# RANKED rows are ranked and the answer says so (SearchPage.ranked). An index of fewer rows
+# (a vault of 10k notes has about 10k) never looks for the window.
+RANKED = 20_000
+# A search counts its matching notes up to this many; past it the answer says "more than"
+# (SearchPage.total_capped): counting every note a common word matches cost more than ranking.
+COUNTED = 1_000
 # A text a note holds in more places than this (a line repeated through a log) is shown around
 # its first few only.
 PASSAGES = 3
@@ -65,6 +75,15 @@ class Match:
     snippet: str
     similarity: float = 0.0
     section: int | None = None
+
+
+@dataclass
+class Ranking:
+    """The matches a search ranked, best first, and how many FTS rows it ranked when a window
+    of RANKED rows left the others out (0 when it ranked every match)."""
+
+    matches: list[Match]
+    window: int = 0
 
 
 class Search:
@@ -94,12 +113,17 @@ class Search:
         """The page of `plan` from `offset`, with snippets and relevance, and the total."""
         now = clock.now_iso()
         wanted = max(offset, 0) + limit
-        ranked = self._matches(plan, wanted, now)
-        total = len(ranked)
-        if total == wanted:
-            total = int(self._pool.query(*count_sql(plan.loose, plan.live, now, plan.period))[0][0])
-        page = self.with_snippets(ranked[max(offset, 0) : wanted], plan.text)
-        return SearchPage(self.hits(page, plan.text), total)
+        ranking = self._matches(plan, wanted, now)
+        total, capped = len(ranking.matches), False
+        if total == wanted or ranking.window:
+            most = max(COUNTED, wanted)
+            statement = count_sql(plan.loose, plan.live, now, most + 1, plan.period)
+            total = int(self._pool.query(*statement)[0][0])
+            total, capped = min(total, most), total > most
+        page = self.with_snippets(ranking.matches[max(offset, 0) : wanted], plan.text)
+        return SearchPage(
+            self.hits(page, plan.text), total, total_capped=capped, ranked=ranking.window
+        )
 
     def candidates(self, text: str, where: Filter, limit: int) -> list[Match]:
         """The best `limit` full-text matches in search order, for a hybrid search to fuse,
@@ -108,7 +132,7 @@ class Search:
         if plan is None or limit <= 0:
             return []
         with self._pool.borrowed("search"):
-            return self._matches(plan, limit, clock.now_iso())
+            return self._matches(plan, limit, clock.now_iso()).matches
 
     def with_snippets(self, page: list[Match], text: str) -> list[Match]:
         """The page's full-text matches for the query `text` with their sections' snippets,
@@ -137,19 +161,49 @@ class Search:
             for match in page
         ]
 
-    def _matches(self, plan: SearchPlan, wanted: int, now: str) -> list[Match]:
+    def _matches(self, plan: SearchPlan, wanted: int, now: str) -> Ranking:
         """The first `wanted` notes `plan` ranks: those with every word, then the others."""
         ranked_strict, ranked_loose = plan.ranked
         if plan.strict == plan.loose:
-            return self._ranked(search_sql(ranked_loose, plan.live, wanted, now, (), plan.period))
+            return self._ranked(plan, plan.loose, ranked_loose, wanted, now)
         # A note has the same bm25 in both queries (same phrases), so when fewer than a page
         # have every word, one ranking of the loose query puts those first: bm25's statistics
         # are gathered once, not once per pass.
         strict = matches_sql(plan.strict, plan.live, wanted, now, plan.period)
         every = [int(r[0]) for r in self._pool.query(*strict)]
-        first = () if len(every) == wanted else every
-        expression = ranked_strict if len(every) == wanted else ranked_loose
-        return self._ranked(search_sql(expression, plan.live, wanted, now, first, plan.period))
+        if len(every) == wanted:
+            return self._ranked(plan, plan.strict, ranked_strict, wanted, now)
+        return self._ranked(plan, plan.loose, ranked_loose, wanted, now, every)
+
+    def _ranked(
+        self,
+        plan: SearchPlan,
+        matched: str,
+        ranked: str,
+        wanted: int,
+        now: str,
+        first: list[int] | None = None,
+    ) -> Ranking:
+        """The best `wanted` notes of the FTS5 expression `ranked` (which matches what
+        `matched` does), the notes `first` ahead: the last RANKED rows of them when more match
+        (or as many as the page needs)."""
+        size = max(RANKED, wanted)
+        lowest = 0
+        if int(self._pool.query(FTS_ROWS)[0][0]) > size:
+            found = self._pool.query(*window_sql(matched, plan.live, now, size, plan.period))
+            lowest = int(found[0][0]) if found else 0
+        chosen = first or []
+        rows = 2 * wanted
+        while True:
+            statement = search_sql(ranked, plan.live, rows, now, chosen, plan.period, lowest)
+            result = self._pool.query(*statement)
+            best: dict[int, Match] = {}
+            for note, rank, section in result:
+                if note not in best:
+                    best[note] = Match(int(note), float(rank), "", section=int(section))
+            if len(best) >= wanted or len(result) < rows:
+                return Ranking(list(best.values())[:wanted], size if lowest else 0)
+            rows *= 4
 
     def admitted(self, where: Filter) -> tuple[set[int] | None, set[int]]:
         """The notes `where` lets through, for a search that is not an FTS5 query (semantic):
@@ -163,13 +217,6 @@ class Search:
             conditions, params = filter_sql(where, now)
             statement = f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params
         return set(self._pool.column(*statement)), set()
-
-    def _ranked(self, statement: Statement) -> list[Match]:
-        """The matches a ranking statement returns (rowid, rank, section), in its order."""
-        return [
-            Match(int(r[0]), float(r[1]), "", section=int(r[2]))
-            for r in self._pool.query(*statement)
-        ]
 
     def passages(self, path: str, text: str, margin: int) -> list[str]:
         """Up to PASSAGES places where the words of `text` stand one after another in the body

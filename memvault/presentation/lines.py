@@ -153,18 +153,20 @@ def cut_line(text: str, width: int) -> str:
     return (kept[:space] if space > width // 2 else kept).rstrip(" ,;:") + "…"
 
 
-def _showing(shown: int, total: int, offset: int) -> str:
+def _showing(shown: int, total: int, offset: int, counted: bool = True) -> str:
     """Which of `total` a page shows, when not all: "; showing 2 of 5" from the first,
-    "; showing 11-20 of 45" or "; showing number 11 of 45" further on, "; none past 40"."""
-    if shown == total:
+    "; showing 11-20 of 45" or "; showing number 11 of 45" further on, "; none past 40";
+    without "of 45" when the total was not `counted` to the end."""
+    if shown == total and counted:
         return ""
     if shown == 0:
         return f"; none past {offset:,}"
+    of = f" of {total:,}" if counted else ""
     if offset == 0:
-        return f"; showing {shown:,} of {total:,}"
+        return f"; showing {shown:,}{of}"
     if shown == 1:
-        return f"; showing number {offset + 1:,} of {total:,}"
-    return f"; showing {offset + 1:,}-{offset + shown:,} of {total:,}"
+        return f"; showing number {offset + 1:,}{of}"
+    return f"; showing {offset + 1:,}-{offset + shown:,}{of}"
 
 
 # How a search ranked, said after its count when not by words alone.
@@ -172,15 +174,22 @@ _RANKED = {"hybrid": ", by words and meaning", "semantic": ", by meaning"}
 
 
 def search_heading(page: SearchPage, query: str) -> str:
-    """The line above a page of search hits: how many match, how they were ranked (unless by
-    words alone; and how many a reranker ordered), and which are shown."""
+    """The line above a page of search hits: how many match (more than the count where
+    counting stopped), how they were ranked (unless by words alone; how many a reranker
+    ordered; among how many when a search's cap on ranking left some out), and which are
+    shown."""
     caveat = f" ({page.caveat})" if page.caveat else ""
     if page.total == 0:
         return f"No memories match {query!r}{caveat}."
-    verb = "matches" if page.total == 1 else "match"
-    matched = memories(page.total)
+    verb = "matches" if page.total == 1 and not page.total_capped else "match"
+    matched = f"More than {memories(page.total)}" if page.total_capped else memories(page.total)
     how = _RANKED.get(page.mode, "") + (f", top {page.reranked} reranked" if page.reranked else "")
-    shown = _showing(len(page.results), page.total, page.offset)
+    if page.ranked:
+        how += (
+            f" (the best of {page.ranked:,} of them: a search ranks no more;"
+            " more words or a filter rank them all)"
+        )
+    shown = _showing(len(page.results), page.total, page.offset, not page.total_capped)
     return f"{matched} {verb} {query!r}{how}{shown}{caveat}."
 
 

@@ -322,6 +322,14 @@ class SearchOut(Output):
         description="Why meaning or the reranker took no part, or only a part; empty if they did",
     )
     reranked: int = Field(default=0, description="How many of the best hits a reranker ordered")
+    total_capped: bool = Field(
+        default=False, description="Counting stopped at total: more than that many match"
+    )
+    ranked: int = Field(
+        default=0,
+        description="When not 0, the results are the best of only this many matches (a cap on"
+        " a search's work); more words or a filter rank them all",
+    )
 
     @classmethod
     def of(cls, page: SearchPage) -> SearchOut:

@@ -81,10 +81,14 @@ class HybridSearch:
             hits = [hit for hit in pool.results if hit.relevance >= min_relevance]
             hits = relevance.prefer_recent(hits) if prefer_recent else hits
             total = len(hits) if min_relevance > 0 else pool.total
-            page = replace(pool, results=hits[offset : offset + limit], total=total)
+            capped = pool.total_capped and min_relevance == 0
+            page = replace(
+                pool, results=hits[offset : offset + limit], total=total, total_capped=capped
+            )
         else:
             page = self._ranked(query, limit, offset, where, chosen)
-        page.offset, page.has_more = offset, offset + len(page.results) < page.total
+        page.offset = offset
+        page.has_more = offset + len(page.results) < page.total or page.total_capped
         page.mode = chosen
         page.caveat = "; ".join(c for c in (self._caveat(mode, chosen), page.caveat) if c)
         if count_use:

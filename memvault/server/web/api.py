@@ -258,7 +258,13 @@ class WebApi:
             query, limit, 0, where, cast(SearchMode | None, mode), count_use=False
         )
         hits = [{**plain(h), "snippet": self.snippet(h)} for h in page.results]
-        return {"total": page.total, "results": hits, "listed": False, "mode": page.mode}
+        return {
+            "total": page.total,
+            "total_capped": page.total_capped,
+            "results": hits,
+            "listed": False,
+            "mode": page.mode,
+        }
 
     def snippet(self, hit: SearchHit) -> str:
         """A hit's snippet with its secrets masked, checked against the text it was cut from:

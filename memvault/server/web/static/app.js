@@ -151,7 +151,7 @@ const RANKED = { keyword: "by words", hybrid: "by words and meaning", semantic: 
 
 function showResults(page) {
   const count = page.total === 0 ? "No memories match." :
-    page.listed ? `${page.total} ${page.total === 1 ? "memory" : "memories"}, newest first` : `${page.total} found ${RANKED[page.mode]}`;
+    page.listed ? `${page.total} ${page.total === 1 ? "memory" : "memories"}, newest first` : `${page.total_capped ? "more than " : ""}${page.total} found ${RANKED[page.mode]}`;
   $("#count").textContent = count;
   clear($("#results"), page.results.map((hit) => {
     const meta = [hit.category, hit.scope && "scope " + hit.scope, hit.age].filter(Boolean).join(" · ");
