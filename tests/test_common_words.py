@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import Settings
+from memvault.core.drafts import Draft
 from memvault.core.records import Filter, SearchPage
 from memvault.index import searching
 from memvault.index.search_sql import search_plan
@@ -164,6 +165,16 @@ def test_past_the_count_a_search_says_more_than(
     assert code == 0 and heading.startswith(f"More than 25 memories match {query!r}; showing 10.")
     code, out, _ = run(vault_dir, "search", query, "--mode", "keyword", "--json")
     assert code == 0 and '"total_capped": true' in out
+
+
+def test_a_hit_with_every_word_far_into_a_long_note_is_wholly_relevant(
+    vault: VaultService,
+) -> None:
+    filler = "the ledger was balanced again and nothing else happened\n" * 5_000
+    vault.create(Draft("Long log", filler + "At the very end the zeppelin left the hangar.\n"))
+    vault.create(Draft("Hangar", "An empty hangar."))
+    hits = vault.search("zeppelin hangar").results
+    assert [(hit.title, hit.relevance) for hit in hits] == [("Long log", 1.0), ("Hangar", 0.5)]
 
 
 @pytest.mark.processes

@@ -68,13 +68,15 @@ class Match:
     """A note a query ranked (lower is better: bm25, or a fused or cosine score negated), with
     the snippet to show for it and, when semantic search found it, its cosine similarity.
     Full-text's matches name the section (FTS row) that ranked them, whose snippet they show
-    once they are on the page (`Search.with_snippets`)."""
+    once they are on the page (`Search.with_snippets`). A `whole` match holds every word
+    group of the query (it matched them all): its relevance needs no reading."""
 
     rowid: int
     rank: float
     snippet: str
     similarity: float = 0.0
     section: int | None = None
+    whole: bool = False
 
 
 @dataclass
@@ -186,13 +188,15 @@ class Search:
     ) -> Ranking:
         """The best `wanted` notes of the FTS5 expression `ranked` (which matches what
         `matched` does), the notes `first` ahead: the last RANKED rows of them when more match
-        (or as many as the page needs)."""
+        (or as many as the page needs). Each is `whole` when it is among `first`, or when no
+        `first` was given (`matched` needs every word)."""
         size = max(RANKED, wanted)
         lowest = 0
         if int(self._pool.query(FTS_ROWS)[0][0]) > size:
             found = self._pool.query(*window_sql(matched, plan.live, now, size, plan.period))
             lowest = int(found[0][0]) if found else 0
         chosen = first or []
+        holding = set(chosen)
         rows = 2 * wanted
         while True:
             statement = search_sql(ranked, plan.live, rows, now, chosen, plan.period, lowest)
@@ -200,7 +204,10 @@ class Search:
             best: dict[int, Match] = {}
             for note, rank, section in result:
                 if note not in best:
-                    best[note] = Match(int(note), float(rank), "", section=int(section))
+                    whole = first is None or note in holding
+                    best[note] = Match(
+                        int(note), float(rank), "", section=int(section), whole=whole
+                    )
             if len(best) >= wanted or len(result) < rows:
                 return Ranking(list(best.values())[:wanted], size if lowest else 0)
             rows *= 4
@@ -251,12 +258,16 @@ class Search:
 
     def hits(self, page: list[Match], query: str) -> list[SearchHit]:
         """The page's matches with what the index knows of each note, and their relevance to
-        `query` (search/relevance.py): the share of its word groups each note holds, or its cosine
-        similarity when higher."""
+        `query` (search/relevance.py): the share of its word groups each note holds (all of them
+        for a `whole` match, without reading it), or its cosine similarity when higher."""
         if not page:
             return []
         groups = word_groups(query)
-        held = self._groups_held(page, groups) if groups else Counter[int]()
+        unknown = [match for match in page if not match.whole]
+        held = self._groups_held(unknown, groups) if groups and unknown else Counter[int]()
+        for match in page:
+            if match.whole:
+                held[match.rowid] = len(groups)
         marks = ", ".join("?" for _ in page)
         rows = self._pool.query(
             f"SELECT n.rowid AS hit, {NOTE_COLUMNS} FROM notes n LEFT JOIN usage u ON u.id = n.id"
@@ -287,14 +298,16 @@ class Search:
             if (note := notes.get(match.rowid)) is not None
         ]
 
-    def share_held(self, rowid: int, query: str) -> float:
-        """The share of `query`'s word groups note `rowid` holds (0..1), as relevance counts
-        them: how far a hybrid search trusts a full-text ranking this note leads
+    def share_held(self, match: Match, query: str) -> float:
+        """The share of `query`'s word groups the note of `match` holds (0..1), as relevance
+        counts them: how far a hybrid search trusts a full-text ranking this note leads
         (search/fusion.py)."""
         groups = word_groups(query)
         if not groups:
             return 0.0
-        return self._groups_held([Match(rowid, 0.0, "")], groups)[rowid] / len(groups)
+        if match.whole:
+            return 1.0
+        return self._groups_held([match], groups)[match.rowid] / len(groups)
 
     def _groups_held(self, page: list[Match], groups: list[str]) -> Counter[int]:
         """How many of the word groups each note of the page holds, matched in a scratch

@@ -158,7 +158,7 @@ class HybridSearch:
         count = max(CANDIDATES, wanted)
         meaning = self._semantic.nearest_soon(question, count, among, leaving_out)
         words = self._index.search.candidates(query, where, count) if hybrid else []
-        held = self._index.search.share_held(words[0].rowid, query) if words else 1.0
+        held = self._index.search.share_held(words[0], query) if words else 1.0
         # The snippets of full-text's first `wanted`, made while the semantic side finishes:
         # the page's full-text hits are mostly those; any other one's follow the fusion.
         early = self._index.search.with_snippets(words[:wanted], query)
@@ -187,16 +187,22 @@ class HybridSearch:
         )
         ranked, reranked, why = reordering.outcome()
         snippets = {m.rowid: m.snippet for m in [*early, *late]}
-        page = self._matches(ranked[offset:wanted], snippets, near)
+        whole = {m.rowid for m in words if m.whole}
+        page = self._matches(ranked[offset:wanted], snippets, near, whole)
         return SearchPage(
             self._index.search.hits(page, query), len(ranked), caveat=why, reranked=reranked
         )
 
     def _matches(
-        self, ranked: list[tuple[int, float]], snippets: dict[int, str], near: list[Near]
+        self,
+        ranked: list[tuple[int, float]],
+        snippets: dict[int, str],
+        near: list[Near],
+        whole: set[int],
     ) -> list[Match]:
         """The page's notes as matches: full-text's snippet where it has one (the query's
-        words marked), else the best chunk's text, and each note's cosine."""
+        words marked), else the best chunk's text, each note's cosine, and whether it holds
+        every word of the query (`whole`: its relevance is known without a read)."""
         chunk_of = {n.note: n.chunk for n in near}
         cosine = {n.note: n.score for n in near}
 
@@ -206,7 +212,8 @@ class HybridSearch:
             return self._semantic.excerpt(rowid, chunk_of[rowid])
 
         return [
-            Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0)) for rowid, score in ranked
+            Match(rowid, -score, snippet(rowid), cosine.get(rowid, 0.0), whole=rowid in whole)
+            for rowid, score in ranked
         ]
 
     def similar(self, identifier: str, limit: int = 5, where: Filter | None = None) -> Related:
