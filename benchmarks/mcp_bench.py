@@ -107,11 +107,19 @@ async def call_times(
     params: StdioServerParameters, name: str, calls: list[dict[str, Any]], errlog: TextIO
 ) -> list[float]:
     """Seconds each call of tool `name` takes in one session, after three unmeasured ones."""
+    return await sequence_times(params, [(name, arguments) for arguments in calls], errlog)
+
+
+async def sequence_times(
+    params: StdioServerParameters, calls: list[tuple[str, dict[str, Any]]], errlog: TextIO
+) -> list[float]:
+    """Seconds each (tool, arguments) call takes in one session, in turn, after the first
+    three, unmeasured: calls of several tools taken alternately meet the same machine."""
     async with stdio_session(params, errlog) as session:
-        for arguments in calls[:3]:
+        for name, arguments in calls[:3]:
             checked(await session.call_tool(name, arguments))
         times = []
-        for arguments in calls[3:]:
+        for name, arguments in calls[3:]:
             started = time.perf_counter()
             checked(await session.call_tool(name, arguments))
             times.append(time.perf_counter() - started)

@@ -1,6 +1,8 @@
 """Mixed load: several HTTP clients on one server at once, each call a search, a read, a write
 or an append in the issue's proportions, for a fixed time; latencies by kind, errors, and how
-much the server's resident memory grew."""
+much the server's resident memory grew. Also issue 38's mix (unfiltered searches of common
+words, reads, appends) from one client and from four, beside the rate of calls that do nothing
+(`get_current_date`) on the same server."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -20,8 +23,15 @@ CLIENTS = 4
 # Server processes sharing the port (serve --processes): one a core of this 2-core machine.
 PROCESSES = 2
 SECONDS = 60.0
+Mix = Sequence[tuple[str, int]]
 # (kind, share of the calls in percent): the issue's mix.
-MIX = (("search", 50), ("read", 20), ("write", 15), ("append", 15))
+MIX: Mix = (("search", 50), ("read", 20), ("write", 15), ("append", 15))
+# Issue 38's mix: searches of three common words without a filter, reads and appends; and the
+# calls that do nothing, whose rate is the yardstick of the transport itself.
+COMMON_MIX: Mix = (("common", 60), ("read", 25), ("append", 15))
+NULL_MIX: Mix = (("null", 100),)
+# Seconds each run of issue 38's rows lasts (null calls, one client, four clients).
+COMMON_SECONDS = 20.0
 # Seconds of the same mix before the measured ones, from WARM_CLIENTS clients, so that every
 # copy's threads, connections and caches are made first. Each client keeps its connection and
 # the kernel spreads connections over the copies, so with four a copy may serve one in the
@@ -36,7 +46,7 @@ class MixedLoad:
     """What the clients saw: seconds each call took by kind, the errors, the wall time, the
     server's resident memory before and after (MB) and the CPU seconds it used."""
 
-    times: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k, _ in MIX})
+    times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     rss_before: float = 0.0
@@ -75,18 +85,30 @@ def rss_mb(pids: list[int]) -> float:
 
 
 class Calls:
-    """The arguments of each kind of call, drawn at random (thread-safe)."""
+    """The arguments of each kind of call, drawn at random (thread-safe); `common` holds the
+    questions of common words."""
 
-    def __init__(self, queries: list[Query], paths: list[str], make: Callable[[str], Any]):
+    def __init__(
+        self,
+        queries: list[Query],
+        paths: list[str],
+        make: Callable[[str], Any],
+        common: Sequence[str] = (),
+    ):
         self.queries = queries
         self.paths = paths
         self.make = make
+        self.common = common
         self._lock = threading.Lock()
 
     def draw(self, rng: random.Random, kind: str, who: str) -> tuple[str, dict[str, Any]]:
         """A (tool, arguments) of `kind`."""
         if kind == "search":
             return "search_mem", rng.choice(self.queries).arguments()
+        if kind == "common":
+            return "search_mem", {"query": rng.choice(self.common)}
+        if kind == "null":
+            return "get_current_date", {}
         if kind == "read":
             return "read_mem", {"identifier": rng.choice(self.paths)}
         if kind == "append":
@@ -103,12 +125,13 @@ def client(
     until: list[float],
     found: MixedLoad,
     start: threading.Barrier,
+    mix: Mix = MIX,
 ) -> None:
     """Call tools in the mix on one kept connection until the deadline (set once every client
     is ready)."""
     rng = random.Random(seed)
-    kinds = [k for k, _ in MIX]
-    weights = [w for _, w in MIX]
+    kinds = [k for k, _ in mix]
+    weights = [w for _, w in mix]
     who = f"mixed{seed}"
     connection = mcp_bench.KeptConnection(port)
     start.wait()
@@ -128,13 +151,18 @@ def client(
 
 
 def run_clients(
-    port: int, calls: Calls, seconds: float, found: MixedLoad, clients: int = CLIENTS
+    port: int,
+    calls: Calls,
+    seconds: float,
+    found: MixedLoad,
+    clients: int = CLIENTS,
+    mix: Mix = MIX,
 ) -> None:
     """`clients` client threads calling at once for `seconds`, what they saw in `found`."""
     start = threading.Barrier(clients + 1)
     until = [0.0]
     threads = [
-        threading.Thread(target=client, args=(port, calls, seed, until, found, start))
+        threading.Thread(target=client, args=(port, calls, seed, until, found, start, mix))
         for seed in range(1, clients + 1)
     ]
     for thread in threads:
@@ -151,17 +179,40 @@ def mixed_load(vault: Path, index: Path, calls: Calls, seconds: float, errlog: T
     """CLIENTS clients on one `memvault serve --transport http --processes PROCESSES` for
     `seconds`, after WARM_CLIENTS for WARM_UP seconds (the server's caches and connections are
     then made: what grows after is what the load costs). RSS and CPU are the processes' sums."""
+    return loads(vault, index, calls, [(MIX, CLIENTS, seconds)], errlog)[0]
+
+
+def common_loads(vault: Path, index: Path, calls: Calls, errlog: TextIO) -> list[MixedLoad]:
+    """Issue 38's rows on one server: null calls from one client, then its mix from one client
+    and from four, COMMON_SECONDS each (after the same warm-up)."""
+    runs = [(NULL_MIX, 1, COMMON_SECONDS), (COMMON_MIX, 1, COMMON_SECONDS)]
+    return loads(vault, index, calls, [*runs, (COMMON_MIX, CLIENTS, COMMON_SECONDS)], errlog)
+
+
+def loads(
+    vault: Path,
+    index: Path,
+    calls: Calls,
+    runs: list[tuple[Mix, int, float]],
+    errlog: TextIO,
+) -> list[MixedLoad]:
+    """Each (mix, clients, seconds) of `runs` in turn on one `memvault serve --transport http
+    --processes PROCESSES`, after WARM_CLIENTS clients of the last mix for WARM_UP seconds;
+    what each saw, with the server's RSS and CPU (the processes' sums) around it."""
     port = mcp_bench.free_port()
     process = mcp_bench.start_http(vault, index, port, errlog, PROCESSES)
     try:
         mcp_bench.wait_listening(port, process)
-        run_clients(port, calls, WARM_UP, MixedLoad(), WARM_CLIENTS)
+        run_clients(port, calls, WARM_UP, MixedLoad(), WARM_CLIENTS, runs[-1][0])
         pids = copies(process.pid)
-        found = MixedLoad(rss_before=rss_mb(pids))
-        cpu_before = cpu_seconds(pids)
-        run_clients(port, calls, seconds, found)
-        found.rss_after = rss_mb(pids)
-        found.server_cpu = cpu_seconds(pids) - cpu_before
+        found = []
+        for mix, clients, seconds in runs:
+            seen = MixedLoad(rss_before=rss_mb(pids))
+            cpu_before = cpu_seconds(pids)
+            run_clients(port, calls, seconds, seen, clients, mix)
+            seen.rss_after = rss_mb(pids)
+            seen.server_cpu = cpu_seconds(pids) - cpu_before
+            found.append(seen)
         return found
     finally:
         process.terminate()

@@ -37,7 +37,7 @@ import web_bench
 from gen_vault import generate
 from mcp import StdioServerParameters
 from measure import MEMVAULT, ProcessRun, machine, median, percentile, run_process, timed
-from workload import MemoryMaker, Query, edit_bodies, note_files, queries
+from workload import MemoryMaker, Query, common_queries, edit_bodies, note_files, queries
 
 from memvault.config import Settings
 from memvault.core.records import Filter
@@ -61,6 +61,14 @@ SEARCH_RATIO_AT = 100_000
 # 71 calls/s measured before tool calls ran concurrently.
 MIXED_FROM = 10_000
 MIXED_CALLS_PER_S = 5 * 71
+# Issue 38: search_mem of 1, 3 and 5 common words without a filter; the p50 targets of the
+# 3-word questions, by size.
+COMMON_WORDS = (1, 3, 5)
+COMMON_SEARCH_MS = {10_000: 8.0, 100_000: 20.0}
+# ... and its mix from one client at least this share of the null calls' rate, from four
+# clients at least this many times one client's.
+COMMON_MIX_SHARE = 0.40
+COMMON_MIX_SCALING = 2.0
 # The web page's targets (first interactive, search as you type) are set at 10k notes.
 WEB_TARGETS_AT = 10_000
 # Semantic search (issue 14): the first embedding's targets are set at 100k notes; the rows
@@ -253,6 +261,108 @@ def bench_roundtrip(b: Bench) -> Row:
         median(ms),
         p95=percentile(ms, 95),
         note=f"n={len(ms)}, no target: what any tool call costs",
+    )
+
+
+def bench_common_search(b: Bench) -> list[Row]:
+    """search_mem of COMMON_WORDS common words without a filter (issue 38) through the SDK's
+    stdio client, each search followed by a null call (get_current_date) in the same session:
+    the floor column is the null call's p50 beside it."""
+    rows = []
+    for words in COMMON_WORDS:
+        log(f"[{b.size}] search_mem of {words} common words over stdio x{SEARCHES}")
+        calls = [
+            call
+            for text in common_queries(b.seed, words, SEARCHES + 2)
+            for call in (("search_mem", {"query": text}), ("get_current_date", {}))
+        ]
+        times = asyncio.run(mcp_bench.sequence_times(b.stdio(), calls, b.errlog))
+        measured = list(zip([name for name, _ in calls[3:]], times, strict=True))
+        ms = [t * 1000 for name, t in measured if name == "search_mem"]
+        null = [t * 1000 for name, t in measured if name == "get_current_date"]
+        limit = COMMON_SEARCH_MS.get(b.size) if words == 3 else None
+        rows.append(
+            Row(
+                f"search_mem via MCP stdio, {words} common word{'s' if words > 1 else ''},"
+                " no filter",
+                b.size,
+                "ms",
+                median(ms),
+                p95=percentile(ms, 95),
+                floor=median(null),
+                target=f"p50 ≤ {limit:g} ms" if limit else "",
+                result=verdict(median(ms) <= limit) if limit else "",
+                note=f"n={len(ms)}; floor: get_current_date p50, called after each search",
+            )
+        )
+    return rows
+
+
+def bench_common_mix(b: Bench) -> list[Row]:
+    """Issue 38's mix on one HTTP server (mixed.common_loads): its rate from one client
+    against the rate of null calls, and from four clients against one."""
+    log(f"[{b.size}] issue 38's mix: null calls, 1 client, {mixed.CLIENTS} clients")
+    paths = [p.relative_to(b.vault).as_posix() for p in note_files(b.vault)]
+    common = common_queries(b.seed, 3, SEARCHES)
+    calls = mixed.Calls([], paths, lambda who: {}, common)
+    null, one, four = mixed.common_loads(b.vault, b.index, calls, b.errlog)
+    for error in [*null.errors, *one.errors, *four.errors][:5]:
+        log(f"  {error}")
+    rates = [load.calls / load.seconds for load in (null, one, four)]
+
+    def about(load: mixed.MixedLoad) -> str:
+        kinds = ", ".join(
+            f"{kind} p50 {median([t * 1000 for t in load.times[kind]]):.1f} ms"
+            for kind, _ in mixed.COMMON_MIX
+            if load.times[kind]
+        )
+        return (
+            f"{load.calls} calls in {load.seconds:.0f} s, {len(load.errors)} errors, {kinds},"
+            f" server CPU {load.server_cpu / load.seconds:.0%} of a core"
+        )
+
+    return [
+        Row(
+            "null calls (get_current_date), 1 HTTP client",
+            b.size,
+            "/s",
+            rates[0],
+            note=f"{null.calls} calls in {null.seconds:.0f} s; the floor of the next row",
+        ),
+        rate_row(
+            "issue 38 mix, 1 HTTP client",
+            (b.size, rates[1], rates[0]),
+            (COMMON_MIX_SHARE, "null calls", one),
+            about(one),
+        ),
+        rate_row(
+            f"issue 38 mix, {mixed.CLIENTS} HTTP clients",
+            (b.size, rates[2], rates[1]),
+            (COMMON_MIX_SCALING, "1 client", four),
+            f"{rates[2] / rates[0]:.2f}x null calls; floor: 1 client; " + about(four),
+        ),
+    ]
+
+
+def rate_row(
+    what: str,
+    measured: tuple[int, float, float],
+    least: tuple[float, str, mixed.MixedLoad],
+    note: str,
+) -> Row:
+    """A calls/s row of (size, rate, floor) that must reach (share, named, load): `share`
+    times its floor (the rate of `named`), with no error in `load`."""
+    size, rate, floor_rate = measured
+    share, named, load = least
+    return Row(
+        what,
+        size,
+        "/s",
+        rate,
+        floor=floor_rate,
+        target=f"≥ {share:.2f}x {named}, 0 errors",
+        result=verdict(rate >= share * floor_rate and not load.errors),
+        note=note,
     )
 
 
@@ -688,6 +798,7 @@ def bench_size(
     only_web: bool = False,
     only_semantic: bool = False,
     only_hooks: bool = False,
+    only_common: bool = False,
 ) -> list[Row]:
     """Every measurement on one working copy of the vault with `size` notes (or only the
     mixed load, after a reindex)."""
@@ -724,6 +835,12 @@ def bench_size(
             rows = bench_mixed(b, asked, MemoryMaker(b.vault, seed))
             shutil.rmtree(work)
             return rows
+        if only_common:
+            run_process(b.memvault("reindex"))
+            rows = bench_common_search(b)
+            rows += bench_common_mix(b) if size >= MIXED_FROM else []
+            shutil.rmtree(work)
+            return rows
         rows = bench_reindex(b)
         rows += bench_semantic(b, asked)
         if only_semantic:
@@ -732,6 +849,7 @@ def bench_size(
         rows.append(bench_initialize(b))
         rows.append(bench_start(b, asked[0]))
         rows.append(bench_mcp_search(b, asked))
+        rows += bench_common_search(b)
         rows.append(bench_roundtrip(b))
         vault = VaultService.open(Settings(vault=b.vault, index_path=b.index, embed_model=OFF))
         try:
@@ -745,6 +863,7 @@ def bench_size(
         rows += bench_web(b, asked)
         if size >= MIXED_FROM:
             rows += bench_mixed(b, asked, maker)
+            rows += bench_common_mix(b)
         rows.append(bench_huge_note(b, asked))
         rows.append(bench_web_huge_note(b, asked))
         rows += bench_hooks(b)
@@ -816,6 +935,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--only-web", action="store_true", help="only the web page's rows")
     parser.add_argument(
+        "--only-common",
+        action="store_true",
+        help="only issue 38's rows: searches of common words, and its mix (from 10k notes)",
+    )
+    parser.add_argument(
         "--only-semantic",
         action="store_true",
         help="only the reindex and semantic search's rows (vectors present)",
@@ -837,9 +961,10 @@ def main(argv: list[str] | None = None) -> None:
             args.only_web,
             args.only_semantic,
             args.only_hooks,
+            args.only_common,
         )
     ]
-    if not (args.only_semantic or args.only_hooks):
+    if not (args.only_semantic or args.only_hooks or args.only_common):
         rows.append(bench_edit_race())
     about["load average (1 min) at end"] = os.getloadavg()[0]
     print(", ".join(f"{k}: {v}" for k, v in about.items()))
