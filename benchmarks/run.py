@@ -778,30 +778,14 @@ def bench_hooks(b: Bench) -> list[Row]:
             b.memvault(), hooks_bench.transcript(megabytes), f"bench-capture-{megabytes}"
         )
         rows.append(
-            Row(
-                f"capture a {megabytes} MB transcript",
-                b.size,
-                "s",
-                seconds,
-                note="no target: reported",
-            )
+            Row(f"capture a {megabytes} MB transcript", b.size, "s", seconds, note="reported")
         )
     return rows
 
 
-def bench_size(
-    size: int,
-    runs: int,
-    seed: int,
-    mixed_seconds: float,
-    only_mixed: bool,
-    only_web: bool = False,
-    only_semantic: bool = False,
-    only_hooks: bool = False,
-    only_common: bool = False,
-) -> list[Row]:
-    """Every measurement on one working copy of the vault with `size` notes (or only the
-    mixed load, after a reindex)."""
+def bench_size(size: int, runs: int, seed: int, mixed_seconds: float, only: str = "") -> list[Row]:
+    """Every measurement on one working copy of the vault with `size` notes, or those of one
+    `--only-` flag (ONLY)."""
     work = CACHE / f"work-{size}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -820,30 +804,13 @@ def bench_size(
             errlog,
         )
         asked = queries(b.vault, seed, SEARCHES + 3)
-        if only_web:
-            run_process(b.memvault("reindex"))
-            rows = bench_web(b, asked)
-            shutil.rmtree(work)
-            return rows
-        if only_hooks:
-            run_process(b.memvault("reindex"))
-            rows = bench_hooks(b)
-            shutil.rmtree(work)
-            return rows
-        if only_mixed:
-            run_process(b.memvault("reindex"))
-            rows = bench_mixed(b, asked, MemoryMaker(b.vault, seed))
-            shutil.rmtree(work)
-            return rows
-        if only_common:
-            run_process(b.memvault("reindex"))
-            rows = bench_common_search(b)
-            rows += bench_common_mix(b) if size >= MIXED_FROM else []
+        if only and only != "semantic":
+            rows = only_rows(b, only, asked)
             shutil.rmtree(work)
             return rows
         rows = bench_reindex(b)
         rows += bench_semantic(b, asked)
-        if only_semantic:
+        if only == "semantic":
             shutil.rmtree(work)
             return rows
         rows.append(bench_initialize(b))
@@ -869,6 +836,24 @@ def bench_size(
         rows += bench_hooks(b)
     shutil.rmtree(work)
     return rows
+
+
+# The `--only-` flags: their rows alone (semantic: after the reindex rows; the others after an
+# untimed reindex).
+ONLY = ("mixed", "web", "semantic", "common", "hooks")
+
+
+def only_rows(b: Bench, only: str, asked: list[Query]) -> list[Row]:
+    """The rows of `--only-mixed`, `--only-web`, `--only-common` or `--only-hooks`, after a
+    reindex."""
+    run_process(b.memvault("reindex"))
+    if only == "web":
+        return bench_web(b, asked)
+    if only == "hooks":
+        return bench_hooks(b)
+    if only == "mixed":
+        return bench_mixed(b, asked, MemoryMaker(b.vault, b.seed))
+    return bench_common_search(b) + (bench_common_mix(b) if b.size >= MIXED_FROM else [])
 
 
 def shown(value: float | None, unit: str) -> str:
@@ -939,32 +924,23 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="only issue 38's rows: searches of common words, and its mix (from 10k notes)",
     )
+    parser.add_argument("--only-hooks", action="store_true", help="only the client hooks' rows")
     parser.add_argument(
         "--only-semantic",
         action="store_true",
         help="only the reindex and semantic search's rows (vectors present)",
     )
-    parser.add_argument("--only-hooks", action="store_true", help="only the client hooks' rows")
     args = parser.parse_args(argv)
     # The rows without vectors measure the full-text product: no server embeds meanwhile.
     os.environ[semantic_bench.MODEL_VARIABLE] = OFF
     about = machine()
+    only = next((name for name in ONLY if getattr(args, f"only_{name}")), "")
     rows = [
         row
         for size in args.sizes
-        for row in bench_size(
-            size,
-            args.runs,
-            args.seed,
-            args.mixed_seconds,
-            args.only_mixed,
-            args.only_web,
-            args.only_semantic,
-            args.only_hooks,
-            args.only_common,
-        )
+        for row in bench_size(size, args.runs, args.seed, args.mixed_seconds, only)
     ]
-    if not (args.only_semantic or args.only_hooks or args.only_common):
+    if only not in ("semantic", "common", "hooks"):
         rows.append(bench_edit_race())
     about["load average (1 min) at end"] = os.getloadavg()[0]
     print(", ".join(f"{k}: {v}" for k, v in about.items()))
