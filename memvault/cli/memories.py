@@ -287,13 +287,8 @@ def edit(
             expires_at=expires_at,
             ttl_days=ttl_days,
         )
-        options = WriteOptions(
-            writer(ctx),
-            allow_duplicate,
-            secrets,
-            expected_version,
-            expected_updated_at=expected_updated_at,
-        )
+        guards = (expected_version, expected_updated_at)
+        options = WriteOptions(writer(ctx), allow_duplicate, secrets, *guards)
         memory = vault.update(identifier, revision, options)
         vault.embed_written()
     if as_json:

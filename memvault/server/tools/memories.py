@@ -190,13 +190,8 @@ class MemoryTools(ToolGroup):
             return self._archive_all(ctx, id, revision)
         if replace is not None and find is None:
             raise ToolError("replace needs find: the exact text to replace")
-        options = WriteOptions(
-            self.writer(ctx),
-            allow_duplicate,
-            secrets,
-            expected_version,
-            expected_updated_at=expected_updated_at,
-        )
+        guards = (expected_version, expected_updated_at)
+        options = WriteOptions(self.writer(ctx), allow_duplicate, secrets, *guards)
         return self._edit_one(id, revision, options)
 
     def _edit_one(self, id: str, revision: Revision, options: WriteOptions) -> CallToolResult:
