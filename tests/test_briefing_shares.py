@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from memvault.cli import main
+from memvault.config import Settings
 from memvault.core.drafts import Draft, WriteOptions
 from memvault.features.briefing import build_briefing, estimate_tokens, fair_widths
 from memvault.features.session_notes import SessionFields, save_session_notes
@@ -123,3 +125,23 @@ async def test_get_context_keeps_every_section_at_500_tokens(vault: VaultService
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_a_huge_note_in_the_briefing_is_read_from_its_start_only(vault_dir: Path) -> None:
+    """A 30 MB note just written is among the recent changes: its lead line comes from the
+    start of its file (a SessionStart hook read a 50 MB note whole: 0.7 s)."""
+    write_file(vault_dir, "big.md", "# Huge log\n\nFirst line of the log.\n" + "x " * 15_000_000)
+    vault = VaultService.open(Settings(vault=vault_dir))
+    before = _rchar()
+    briefing = build_briefing(vault, None, 1500)
+    read = _rchar() - before
+    vault.close()
+    assert "First line of the log." in briefing.text
+    assert read < 5 * 1024 * 1024, read
+    assert os.path.getsize(vault_dir / "big.md") > 25 * 1024 * 1024
+
+
+def _rchar() -> int:
+    """Bytes this process has read so far (Linux's /proc/self/io)."""
+    counts = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(counts["rchar"])
