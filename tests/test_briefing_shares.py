@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from memvault.cli import main
 from memvault.config import Settings
 from memvault.core.drafts import Draft, WriteOptions
+from memvault.core.records import Filter
 from memvault.features.briefing import build_briefing, estimate_tokens, fair_widths
 from memvault.features.session_notes import SessionFields, save_session_notes
 from memvault.service.vault import VaultService
@@ -145,3 +146,12 @@ def _rchar() -> int:
     """Bytes this process has read so far (Linux's /proc/self/io)."""
     counts = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
     return int(counts["rchar"])
+
+
+def test_an_uncounted_list_gives_the_same_page_without_its_total(vault: VaultService) -> None:
+    for n in range(5):
+        vault.create(Draft(f"Note {n}", f"Text number {n} of five, each its own."))
+    counted = vault.list_memories(Filter(), "updated", 3)
+    uncounted = vault.list_memories(Filter(), "updated", 3, counted=False)
+    assert counted[1] == 5 and uncounted[1] == 3
+    assert [row.id for row in counted[0]] == [row.id for row in uncounted[0]]

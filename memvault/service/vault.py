@@ -208,12 +208,14 @@ class VaultService:
         sort: str = "updated",
         limit: int = 50,
         offset: int = 0,
+        counted: bool = True,
     ) -> tuple[list[NoteRow], int]:
         """A page of the memories under `where`, in the order `sort` names, and how many
-        there are in all."""
+        there are in all (unless not `counted`: then the page's length, a scan saved)."""
         if sort not in SORTS:
             raise Invalid(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-        return self._index.search.list_notes(dated(where), sort, limit, min(offset, MAX_OFFSET))
+        page = min(offset, MAX_OFFSET)
+        return self._index.search.list_notes(dated(where), sort, limit, page, counted)
 
     def succession(self, memory: Memory) -> Succession:
         """The memories this one supersedes and the one that superseded it, by the links in
