@@ -67,6 +67,24 @@ def test_a_category_filter_still_finds_a_folder_made_by_hand(
     assert titles_found(vault, "daily", Filter(category="team notes")) == ["Standup"]
 
 
+@pytest.mark.parametrize("sort", ["updated", "created", "title", "usage", "reviewed"])
+def test_a_category_covers_its_folder_and_below_never_a_sibling_of_like_name(
+    vault: VaultService, vault_dir: Path, sort: str
+) -> None:
+    """The folder filter is a range of lower-cased names (the index finds it): `Team` and
+    `team/ops` are in, `team-b`, `team.x`, `teams` and `team0` are not, whatever the order."""
+    for folder in ("Team", "team/ops", "team/ops/deep", "team-b", "team.x", "teams", "team0"):
+        write_file(vault_dir, f"{folder}/note.md", f"# In {folder}\nText.\n")
+    vault.upkeep.sync()
+    listed = sorted(row.title for row in vault.list_memories(Filter(category="team"), sort)[0])
+    assert listed == ["In Team", "In team/ops", "In team/ops/deep"]
+    scoped = Filter(category="TEAM/OPS", scope=("shop",))
+    assert sorted(row.title for row in vault.list_memories(scoped, sort, counted=False)[0]) == [
+        "In team/ops",
+        "In team/ops/deep",
+    ]
+
+
 def test_a_word_only_in_the_category_finds_the_memory(vault: VaultService) -> None:
     vault.create(
         Draft("Use events", "Services talk through a bus.", category="architecture-decision")

@@ -46,8 +46,8 @@ def test_deleting_a_note_takes_its_rows_and_leaves_links_to_it_dangling(
     [
         (
             "DROP TABLE notes",
-            "notes, notes_expires, notes_folder, notes_id, notes_path, "
-            "notes_path_key, notes_scope, notes_stem, notes_title, notes_updated",
+            "notes, notes_expires, notes_folder, notes_folder_key, notes_id, notes_path, "
+            "notes_path_key, notes_reviewed, notes_scope, notes_stem, notes_title, notes_updated",
         ),
         ("DROP INDEX notes_path", "notes_path"),
         ("DROP TABLE links", "links, links_alt, links_key, links_name, links_source, links_target"),

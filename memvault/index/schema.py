@@ -23,7 +23,7 @@ from memvault.search.query import TOKENIZE
 log = logging.getLogger(__name__)
 
 # Version of the derived tables (PRAGMA user_version); any other value means a rebuild.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 TABLES = f"""
 CREATE TABLE notes (
@@ -89,6 +89,8 @@ INSERT INTO notes_fts (notes_fts, rank) VALUES ('hashsize', 33554432);
 # A rebuild fills the tables first and sorts each index once at the end, which is several
 # times faster than keeping every index up to date row by row. The notes and aliases indexes
 # serve link resolution; the links indexes come after it, so resolving updates no index.
+# Scope (case ignored), folder (lower-cased: a category filter) and review order serve the
+# listings a SessionStart briefing makes: 45 ms of scans at 10k notes without them.
 NOTE_INDEXES = """
 CREATE UNIQUE INDEX notes_path ON notes(path);
 CREATE INDEX notes_id ON notes(id);
@@ -96,8 +98,10 @@ CREATE INDEX notes_stem ON notes(stem_key, folder, path);
 CREATE INDEX notes_path_key ON notes(path_key, folder, path);
 CREATE INDEX notes_title ON notes(title_key, folder, path);
 CREATE INDEX notes_updated ON notes(updated_at);
-CREATE INDEX notes_scope ON notes(scope);
+CREATE INDEX notes_scope ON notes(scope COLLATE NOCASE);
 CREATE INDEX notes_folder ON notes(folder);
+CREATE INDEX notes_folder_key ON notes(lower(folder));
+CREATE INDEX notes_reviewed ON notes(coalesce(last_reviewed, created_at, updated_at), path);
 CREATE INDEX notes_expires ON notes(expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX aliases_key ON aliases(alias_key);
 CREATE INDEX aliases_note ON aliases(note);

@@ -32,8 +32,9 @@ NOTE_OF_ROW = f"(notes_fts.rowid >> {SECTION_BITS})"
 
 # A folder in the archive, as SQL on `folder`.
 ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
-# A note in a folder or below it, as SQL on notes `n` with (folder, its length + 1, folder/).
-_UNDER = "lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?"
+# A note in a folder or below it, as SQL on notes `n` with (folder, folder/, folder0): a range
+# of `lower(folder)` ('0' follows '/'), which the index notes_folder_lower finds.
+_UNDER = "lower(n.folder) = ? OR (lower(n.folder) > ? AND lower(n.folder) < ?)"
 # The orders a listing can take, as SQL on notes `n` and the listing's `uses` and `used` (the
 # saved and unsaved uses of each note, and the last).
 SORTS = {
@@ -336,18 +337,21 @@ def filter_sql(filter: Filter, now: str) -> Statement:
         where = f" AND NOT {archived} AND (n.expires_at IS NULL OR n.expires_at > ?)"
         params.append(now)
     if filter.scopes:
-        # One IN, not an OR of `=`: SQLite 3.40 turns that OR into an IN on the (binary)
-        # index notes_scope and loses NOCASE (`ACME` then misses `acme`).
+        # One IN, not an OR of `=` (SQLite 3.40 turned that OR into an IN that lost NOCASE).
+        # With the global memories too (`+`: no index), the scope index would hand SQLite
+        # every unscoped note to sort, where the order's or a category's index does better.
         marks = ", ".join("?" for _ in filter.scopes)
-        where += f" AND (n.scope COLLATE NOCASE IN ({marks})" + (
-            ")" if filter.only_scope else " OR n.scope IS NULL)"
+        where += (
+            f" AND n.scope COLLATE NOCASE IN ({marks})"
+            if filter.only_scope
+            else f" AND (+n.scope COLLATE NOCASE IN ({marks}) OR +n.scope IS NULL)"
         )
         params += filter.scopes
     folders = [name for category in filter.categories for name in category_spellings(category)]
     if folders:
         where += " AND (" + " OR ".join(_UNDER for _ in folders) + ")"
         for folder in folders:
-            params += [folder, len(folder) + 1, folder + "/"]
+            params += [folder, folder + "/", folder + "0"]
     period, period_params = period_sql(filter)
     where += period
     params += period_params

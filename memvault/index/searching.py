@@ -356,6 +356,10 @@ class Search:
         order = SORTS.get(sort)
         if order is None:
             raise ValueError(f"unknown sort {sort!r}")
+        if where.categories:
+            # `+`: not by the order's index, which SQLite would walk over every note to find
+            # the few in a folder (20 ms at 10k notes for an empty one); the folder's finds them.
+            order = f"+{order}"
         sql_where, params = filter_sql(where, clock.now_iso())
         unsaved = self._uses.snapshot()
         # Sorted by use, the unsaved uses take part in the order.
