@@ -12,7 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,7 +255,7 @@ def _parsed(jobs: list[tuple[str, str, int, int]]) -> Iterator[NoteRows | Skippe
                 for rows in current:
                     done += 1
                     yield rows
-    except BrokenProcessPool:
+    except BrokenExecutor:  # a process pool's (concurrent.futures.process, not imported up front)
         log.warning("a parsing worker died; parsing the remaining %d files here", len(jobs) - done)
         yield from map(file_rows, jobs[done:])
 

@@ -15,8 +15,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,8 @@ from memvault.semantic.prune import PruneSchedule
 from memvault.storage.files import VaultStore
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     import numpy as np
 
     from memvault.semantic.vector_store import ChunkRow, VectorStore
@@ -158,7 +159,7 @@ class EmbeddingWorker:
                     done += self._finish(store, finished, vectors.result())
                     if progress is not None:
                         progress(at, len(todo))
-        except BrokenProcessPool:
+        except BrokenExecutor:  # the process pool's (its module is not imported up front)
             if self._pool is not None:  # a server's worker died: the next pass uses a new one
                 self._pool = workers.pool(1, low_priority=True)
             raise
