@@ -4,13 +4,15 @@ Ctrl-C during a job done step by step (an import), which ends it between two ste
 The `memvault` program (`__main__.run`) imports click and the vault service first, about
 0.3 s. From its first moment a Ctrl-C is only noted (`note_early`); once the command is known
 (`settle`) a noted one stops it: `serve` and `ui`, for which Ctrl-C is the normal stop, with
-exit 0; any other command as click's Abort, as later on.
+exit 0; any other command as click's Abort, as later on. A command whose work is done and
+closed may end the program at once (`end_now`), without the interpreter's teardown.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,11 +22,25 @@ from types import FrameType
 RUN_UNTIL_STOPPED = frozenset({"serve", "ui"})
 
 _pressed: list[int] = []
+# Whether this is the `memvault` program (`note_early` ran), not the CLI run in-process.
+_program: list[bool] = []
 
 
 def note_early() -> None:
     """From now until `settle`, a Ctrl-C is noted instead of raised in the middle of an import."""
+    _program.append(True)
     signal.signal(signal.SIGINT, _note)
+
+
+def end_now() -> None:
+    """End the program with exit 0 now, skipping the interpreter's teardown: freeing the ~350
+    modules a command loads takes 40 ms, a seventh of a SessionStart hook's budget. For a
+    command whose files are closed; nothing happens in-process (the CLI run by tests)."""
+    if not _program:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _note(signum: int, frame: FrameType | None) -> None:

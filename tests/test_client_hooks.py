@@ -359,6 +359,25 @@ def test_without_a_server_a_persons_edit_shows_from_the_next_session(
     )
 
 
+def test_the_worker_syncs_the_index_the_hook_was_given(
+    env: dict[str, str], vault_dir: Path, shop: Path, tmp_path: Path
+) -> None:
+    """A hook run with --index-path starts a worker that builds that index, not the vault's
+    default one (it once built the default, and the given index stayed new for good)."""
+    (vault_dir / "first.md").write_text("---\ntitle: First note\nscope: shop\n---\nHello.\n")
+    index = tmp_path / "elsewhere" / "index.sqlite3"
+    args = ("--vault", str(vault_dir), "--index-path", str(index), "hook", "SessionStart")
+    first = memvault(env, *args, stdin=hook_input("SessionStart", str(shop)))
+    assert first.returncode == 0 and first.stdout == ""
+    assert "index is new" in str(last_run(env, "SessionStart")["detail"])
+    wait_for(
+        lambda: (
+            "First note" in memvault(env, *args, stdin=hook_input("SessionStart", str(shop))).stdout
+        )
+    )
+    assert not (Settings(vault=vault_dir).state_dir / "index.sqlite3").exists()
+
+
 def test_a_resumed_session_is_told_where_it_was_captured(
     env: dict[str, str], vault_dir: Path, shop: Path
 ) -> None:

@@ -19,6 +19,7 @@ from memvault.features.session_capture import capture_transcript
 from memvault.hooks import claude_settings, run_log
 from memvault.hooks.capture_queue import queue_folder, worker_running
 from memvault.hooks.handling import DEFAULT_BUDGET, HookSetup, run_hook
+from memvault.interrupt import end_now
 from memvault.service.vault import VaultService
 from memvault.transcripts.reading import FORMATS
 
@@ -91,7 +92,13 @@ def hook(
     PreCompact, Stop and SessionEnd queue a capture. Always exits 0 (see `hooks status`)."""
     settings = ctx.find_object(Settings) or Settings()
     setup = HookSetup(
-        settings.vault.expanduser().absolute(), scope, budget, exclude, settings.context
+        settings.vault.expanduser().absolute(),
+        scope,
+        budget,
+        exclude,
+        settings.context,
+        settings.index_path.expanduser().absolute() if settings.index_path else None,
+        settings.embed_model,
     )
     stdin = "" if on_terminal(sys.stdin) else sys.stdin.read()
 
@@ -101,6 +108,7 @@ def hook(
     output = run_hook(event, stdin, setup, opened)
     if output:
         click.echo(output)
+    end_now()
 
 
 @main.group()

@@ -67,10 +67,13 @@ def worker_running(state_dir: Path) -> bool:
     return False
 
 
-def start_worker(vault: Path, state_dir: Path, sync: bool = False) -> bool:
+def start_worker(
+    vault: Path, state_dir: Path, sync: bool = False, settings: dict[str, str] | None = None
+) -> bool:
     """Start a detached worker for the vault unless one runs; whether one was started. It
     outlives the hook (its own session, no terminal, nothing inherited on stdout); with
-    `sync` it first brings the index up to date with the files."""
+    `sync` it first brings the index up to date with the files. `settings` are environment
+    variables the worker reads as the CLI does (the hook's --index-path, --embed-model)."""
     if worker_running(state_dir):
         return False
     command = [
@@ -87,6 +90,7 @@ def start_worker(vault: Path, state_dir: Path, sync: bool = False) -> bool:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
+        env={**os.environ, **(settings or {})},
     )
     return True
 

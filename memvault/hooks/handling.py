@@ -32,13 +32,25 @@ DEFAULT_BUDGET = 1500
 @dataclass(frozen=True)
 class HookSetup:
     """How the hooks were installed: the vault, the scope (None: the project's), the
-    briefing's token budget, the folders never captured, and the briefing's settings."""
+    briefing's token budget, the folders never captured, the briefing's settings, and the
+    index and model the hook was given (None: the defaults), which its worker uses too."""
 
     vault: Path
     scope: str | None = None
     budget: int = DEFAULT_BUDGET
     exclude: tuple[str, ...] = ()
     context: ContextSettings = field(default_factory=ContextSettings)
+    index_path: Path | None = None
+    embed_model: str | None = None
+
+    def start_worker(self, sync: bool = False) -> bool:
+        """Start the vault's worker (unless one runs) on this index and model."""
+        given = {
+            "MEMVAULT_INDEX_PATH": str(self.index_path) if self.index_path else "",
+            "MEMVAULT_EMBED_MODEL": self.embed_model or "",
+        }
+        state_dir = Settings(vault=self.vault).state_dir
+        return start_worker(self.vault, state_dir, sync, {k: v for k, v in given.items() if v})
 
 
 def vault_settings(vault: Path, embed_model: str | None = None) -> Settings:
@@ -99,10 +111,9 @@ def _brief(
     vault: what a person changed with no memvault running shows from the next session on."""
     scope = setup.scope or project_of(_cwd(payload)).name
     vault = opened()
-    state_dir = Settings(vault=setup.vault).state_dir
     if not vault.upkeep.built:
         vault.close()
-        start_worker(setup.vault, state_dir, sync=True)
+        setup.start_worker(sync=True)
         return "", "no briefing: the vault's index is new; the worker is building it"
     try:
         briefing = build_briefing(vault, scope, setup.budget, setup.context)
@@ -116,7 +127,7 @@ def _brief(
             text += f"\nThis session so far is captured as {earlier.title!r} (id {earlier.id}).\n"
     finally:
         vault.close()
-    start_worker(setup.vault, state_dir, sync=True)
+    setup.start_worker(sync=True)
     context = {"hookEventName": BRIEFING, "additionalContext": text}
     detail = (
         f"briefed scope {scope}: {len(briefing.items)} memories, about {briefing.tokens} tokens"
@@ -135,9 +146,11 @@ def _queue(event: str, payload: dict[str, Any], setup: HookSetup) -> tuple[str, 
     if not setup.vault.expanduser().is_dir():
         raise NotFound(f"the vault {setup.vault} does not exist")
     session = str(payload.get("session_id") or Path(transcript).stem)
-    state_dir = Settings(vault=setup.vault).state_dir
-    enqueue(state_dir, Job(transcript, "claude-code", session, setup.scope, event))
-    started = start_worker(setup.vault, state_dir)
+    enqueue(
+        Settings(vault=setup.vault).state_dir,
+        Job(transcript, "claude-code", session, setup.scope, event),
+    )
+    started = setup.start_worker()
     return (
         "queued",
         "capture queued, worker started" if started else "capture queued for the running worker",
