@@ -110,6 +110,14 @@ def test_the_only_note_holding_a_rare_word_stays_on_top() -> None:
     assert fuse([(99, 7.5)], semantic)[0][0] == 99
 
 
+def test_fusion_follows_a_sides_order_over_its_raw_scores() -> None:
+    """Full-text ranks a note holding every word first whatever its bm25: the fusion takes
+    that order as the side's verdict (the first note scores as the best after it)."""
+    keyword = [(1, 3.6), (2, 5.1), (3, 5.0), (4, 4.8), (5, 1.0)]
+    semantic = [(1, 0.52), (2, 0.49), (3, 0.48), (4, 0.44), (6, 0.30)]
+    assert [note for note, _ in fuse(keyword, semantic)][:3] == [1, 2, 3]
+
+
 def test_fusion_of_one_side_keeps_its_order() -> None:
     keyword = [(3, 9.0), (1, 5.0), (2, 5.0)]
     assert [note for note, _ in fuse(keyword, [])] == [3, 1, 2]

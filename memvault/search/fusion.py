@@ -20,6 +20,7 @@ below the notes both sides find middling.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
 from statistics import fmean, pstdev
 
 Ranked = Sequence[tuple[int, float]]
@@ -68,11 +69,17 @@ def _in_front(ranked: list[tuple[int, float]], kept: set[int]) -> list[tuple[int
 def _scaled(side: Ranked) -> list[tuple[int, float]]:
     """Scores mapped from mean - 3 sd .. mean + 3 sd onto 0..1. A single hit, or hits with
     equal scores, map to 1: each is that side's best (a rare word that only one note holds
-    must not sink below the other side's middling hits)."""
+    must not sink below the other side's middling hits). A note's score is first raised to
+    the best of those ranked after it: the side's order is its verdict, and full-text ranks
+    the notes that hold every word first, whatever their bm25 (npm's docs: MRR 0.614 ->
+    0.625, the other sets within 0.001)."""
     if not side:
         return []
-    scores = [score for _, score in side]
+    scores = list(accumulate((score for _, score in reversed(side)), max))[::-1]
     mean, spread = fmean(scores), pstdev(scores) * SPREAD
     if spread == 0:
         return [(note, 1.0) for note, _ in side]
-    return [(note, (score - mean + spread) / (2 * spread)) for note, score in side]
+    return [
+        (note, (score - mean + spread) / (2 * spread))
+        for (note, _), score in zip(side, scores, strict=True)
+    ]
