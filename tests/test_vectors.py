@@ -118,6 +118,17 @@ def test_fusion_follows_a_sides_order_over_its_raw_scores() -> None:
     assert [note for note, _ in fuse(keyword, semantic)][:3] == [1, 2, 3]
 
 
+def test_meaning_sure_of_its_first_note_outweighs_an_unsure_full_text() -> None:
+    """Full-text's first four notes are nearly tied (it is unsure), meaning's first leads
+    its second by almost two standard deviations: meaning's weight grows and its first
+    note goes first, where equal weights put the notes both sides find middling ahead."""
+    keyword = [(1, 10.0), (2, 9.95), (3, 9.9), (4, 9.85), (6, 2.0), (7, 1.0)]
+    semantic = [(5, 0.80), (1, 0.50), (2, 0.49), (3, 0.48), (4, 0.30), (8, 0.29)]
+    assert [note for note, _ in fuse(keyword, semantic, held=0.6)][:2] == [5, 1]
+    sure_words = [(1, 10.0), (2, 5.0), (3, 4.9), (4, 4.8), (6, 2.0), (7, 1.0)]
+    assert fuse(sure_words, semantic, held=0.6)[0][0] == 1
+
+
 def test_fusion_of_one_side_keeps_its_order() -> None:
     keyword = [(3, 9.0), (1, 5.0), (2, 5.0)]
     assert [note for note, _ in fuse(keyword, [])] == [3, 1, 2]
