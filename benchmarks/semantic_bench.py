@@ -30,7 +30,18 @@ from measure import CHILD, MEMVAULT
 
 from memvault.semantic.model import find_model
 
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from tests.tiny_models import tiny_cross_encoder  # noqa: E402
+
 MODEL_VARIABLE = "MEMVAULT_EMBED_MODEL"
+RERANK_VARIABLE = "MEMVAULT_RERANK_MODEL"
+# Public cross-encoders' shapes (docs/search.md#reranking): a pair's cost depends on the shape
+# alone, so random weights measure it without the weights.
+CROSS_ENCODER_SHAPES = {
+    "ms-marco-TinyBERT-L-2-v2": {"positions": 512, "hidden": 128, "layers": 2, "heads": 2},
+    "ms-marco-MiniLM-L-6-v2": {"positions": 512, "hidden": 384, "layers": 6, "heads": 12},
+}
 # How long a benchmark waits for a new memory to be found by meaning before it gives up.
 FOUND_TIMEOUT = 60.0
 POLL = 0.02
@@ -110,6 +121,42 @@ def first_embedding(vault: Path, index: Path) -> FirstEmbedding:
         ).fetchone()
     made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return FirstEmbedding(measured["seconds"], chunks, notes, measured["peak_kib"] / 1024, made)
+
+
+def shaped_cross_encoder(cache: Path, name: str) -> Path:
+    """A cross-encoder of the shape of `name` (CROSS_ENCODER_SHAPES) with random weights, made
+    once into the cache: what reranking costs a search, whatever a person's model ranks."""
+    folder = cache / f"cross-encoder-shape-{name}"
+    if not (folder / "config.json").is_file():
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        tiny_cross_encoder(partial, **CROSS_ENCODER_SHAPES[name])
+        partial.rename(folder)
+    return folder
+
+
+async def reranked_times(
+    params: StdioServerParameters, calls: list[dict[str, Any]], errlog: TextIO
+) -> tuple[list[float], int]:
+    """Seconds each search_mem takes once the server's reranker has loaded (searches until
+    none says it is loading, unmeasured), and how many of the measured ones were reranked
+    (one past the reranker's time budget is not)."""
+    async with mcp_bench.stdio_session(params, errlog) as session:
+        started = time.perf_counter()
+        while True:
+            result = mcp_bench.checked(await session.call_tool("search_mem", calls[0]))
+            if "still loading" not in (result.structured_content or {}).get("caveat", ""):
+                break
+            if time.perf_counter() - started > FOUND_TIMEOUT:
+                raise RuntimeError("the reranker did not load")
+            await asyncio.sleep(POLL)
+        times, reranked = [], 0
+        for arguments in calls:
+            began = time.perf_counter()
+            result = mcp_bench.checked(await session.call_tool("search_mem", arguments))
+            times.append(time.perf_counter() - began)
+            reranked += bool((result.structured_content or {}).get("reranked"))
+        return times, reranked
 
 
 def stdio(vault: Path, index: Path) -> StdioServerParameters:
