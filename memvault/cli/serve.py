@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from memvault.activity import REQUESTS
 from memvault.cli import main, settings_of
 from memvault.config import Settings
 from memvault.interrupt import quit_at_once
@@ -242,6 +243,7 @@ def run_server(
     signal.signal(signal.SIGINT, quit_at_once)
     http = None if listen is None else (listen, bind(listen.host, listen.port))
     copy, others = (0, []) if listen is None else fork_copies(listen.processes)
+    REQUESTS.own(copy)  # each copy counts its requests apart; the copy that embeds reads all
     # A child process looks for what changed on disk while this one imports the MCP SDK: most
     # of a second each at 100k notes, which no other command pays (hence the import here).
     try:

@@ -14,6 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from memvault import __version__
 from memvault.config import ContextSettings
 from memvault.errors import Invalid
+from memvault.server.busy import MarkedRequests
 from memvault.server.tools.common import Server, ToolGroup
 from memvault.server.tools.context import ContextTools
 from memvault.server.tools.links import LinkTools
@@ -131,7 +132,11 @@ def build_server(
     ]
     chosen = [name for name in TOOL_NAMES if name in offered]
     mcp = Server(
-        "memvault", instructions=instructions(chosen), version=__version__, log_level=log_level
+        "memvault",
+        instructions=instructions(chosen),
+        version=__version__,
+        log_level=log_level,
+        middleware=[MarkedRequests()],
     )
     for group in groups:
         group.register(mcp, chosen, output_schemas)

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from memvault.server.busy import MarkedPage
 from memvault.server.web.api import WebApi
 from memvault.server.web.guard import WebGuard
 from memvault.service.vault import VaultService
@@ -42,10 +43,11 @@ def static(request: Request) -> Response:
 
 
 def web_app(vault: VaultService, security: TransportSecuritySettings, token: str | None) -> ASGIApp:
-    """The page, its files and its API, each request checked by the guard."""
+    """The page, its files and its API, each request checked by the guard and marked while it
+    is answered (busy.py: a first embedding waits for the server to be quiet)."""
     routes = [
         Route("/", page, methods=["GET"]),
         Route("/assets/{name}", static, methods=["GET"]),
         *WebApi(vault).routes(),
     ]
-    return WebGuard(Starlette(routes=routes), security, token)
+    return MarkedPage(WebGuard(Starlette(routes=routes), security, token))
