@@ -171,6 +171,10 @@ class SemanticStatus:
     # The reranker in a line ("reranking: NAME, the best 20 within 300 ms"), or why it is off;
     # empty when none is set (semantic/reranker.py).
     reranking: str = ""
+    # The cores a server's background embedding runs the model on (MEMVAULT_EMBED_CORES), and
+    # whether it waits now for the server's requests to stop (semantic/throttle.py).
+    cores: int = 0
+    paused: bool = False
 
 
 # What `Backlog.seconds` reckons with, measured on this project's 2-core machine: one process

@@ -60,7 +60,11 @@ def semantic_line(status: SemanticStatus) -> str:
         f"semantic search: {status.embedded:,} of {count(total, 'note')} embedded ({status.model})"
     )
     if status.pending:
-        line += "; `memvault embed` embeds the rest (a running server does it by itself)"
+        paused = "; paused now while requests come" if status.paused else ""
+        line += (
+            "; `memvault embed` embeds the rest (a running server does it by itself, on "
+            f"{count(status.cores, 'core')}{paused})"
+        )
     return line
 
 

@@ -3,8 +3,9 @@
 New and changed notes are found by comparing each note's content hash with the one its vectors
 were made from, so writes, syncs and the watcher only need to `wake` a server's background
 thread, and a crash or a stop loses nothing but the batch in hand. A server's thread sends its
-batches to one worker process at a lower priority, and prunes on a schedule; `memvault embed`
-runs `catch_up` in the foreground, on a pool of its own.
+batches to one worker process at a lower priority, on a share of the cores, and in a long pass
+(a first embedding) waits for the requests to stop before each batch (throttle.py); it prunes
+on a schedule. `memvault embed` runs `catch_up` in the foreground, on a pool of its own.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from memvault.semantic.chunks import Chunk, chunks
 from memvault.semantic.loaded_vectors import LoadedVectors
 from memvault.semantic.model import BATCH, Embedder, Model, Unavailable, embed_passages
 from memvault.semantic.prune import PruneSchedule
+from memvault.semantic.throttle import Throttle, embed_cores
 from memvault.storage.files import VaultStore
 
 if TYPE_CHECKING:
@@ -58,6 +60,10 @@ FRESH = 64
 SHELL_WORKERS = 2
 # A chunk holds about this many bytes of text (128 word-pieces): a backlog's size in chunks.
 BYTES_PER_CHUNK = 500
+# A server's pass of at most this many notes (memories just written) embeds them at once,
+# whatever the load, so that they are found by meaning a second or two after their write; a
+# longer one (a first embedding, an import) waits for the server to be quiet before each batch.
+UNPACED = 8
 
 
 @dataclass
@@ -91,17 +97,26 @@ class EmbeddingWorker:
         self._thread: threading.Thread | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._pruning = PruneSchedule(index)
+        self._throttle = Throttle(self._stop)
+        self._cores = 1
 
     @property
     def serving(self) -> bool:
         """Whether a server's background thread embeds (`start` was called)."""
         return self._thread is not None
 
+    @property
+    def paused(self) -> bool:
+        """Whether the background embedding waits for the server's requests to stop."""
+        return self._throttle.paused
+
     def start(self) -> None:
         """Embed from now on in the background (a server): a thread finds the work and a
-        worker process at a lower priority runs the model, so requests keep the server's
-        cores, its GIL and its memory; full-text search goes on meanwhile."""
+        worker process at a lower priority runs the model on a share of the cores
+        (throttle.embed_cores), so requests keep the server's other cores, its GIL and its
+        memory; full-text search goes on meanwhile. Invalid when MEMVAULT_EMBED_CORES is."""
         if self._model.enabled and self._thread is None:
+            self._cores = embed_cores()
             self._pool = workers.pool(1, low_priority=True)
             self._thread = threading.Thread(target=self._run, name="memvault-embed", daemon=True)
             self._thread.start()
@@ -129,7 +144,9 @@ class EmbeddingWorker:
             if len(self._fresh) > FRESH:
                 self._fresh.popitem(last=False)
 
-    def catch_up(self, progress: Progress | None = None, everything: bool = True) -> int:
+    def catch_up(
+        self, progress: Progress | None = None, everything: bool = True, paced: bool = False
+    ) -> int:
         """Embed every note whose vectors are missing or stale, in batches, each saved as it is
         done, in order; returns how many notes were embedded (fewer when stopped). A server
         keeps its vectors in memory in step and sends its batches to its worker; `memvault
@@ -137,7 +154,8 @@ class EmbeddingWorker:
         SHELL_WORKERS) when there is more than a batch to do, a batch in flight for each and
         one more queued, so that no worker waits while the next batch is read and cut (3,000
         generated notes: 57 s against 53). A server's background pass is not `everything`: it
-        looks at the notes `_stale` names."""
+        looks at the notes `_stale` names, and is `paced` when it holds more than UNPACED
+        notes (each batch waits its turn: throttle.py)."""
         if self._thread is None and not self._vectors.loaded:
             embedder = self._model.embedder
             self._vectors.follow_index()
@@ -149,10 +167,11 @@ class EmbeddingWorker:
         shell = self._pool is None and len(todo) > BATCH
         cores = min(workers.parallelism(), SHELL_WORKERS) if shell else 0
         pool = workers.pool(cores) if cores > 1 else self._pool
+        pace = self._throttle.wait_turn if paced and len(todo) > UNPACED else None
         done = 0
         flight: deque[tuple[int, list[_Pending], Future[np.ndarray]]] = deque()
         try:
-            for position, batch in self._batches(store, todo):
+            for position, batch in self._batches(store, todo, pace):
                 flight.append((position, batch, self._embedding(embedder, pool, batch)))
                 while flight and (len(flight) > cores or position == len(todo)):
                     at, finished, vectors = flight.popleft()
@@ -221,11 +240,15 @@ class EmbeddingWorker:
             self._unsettled = set(stale)
         return stale
 
-    def _batches(self, store: VectorStore, todo: list[int]) -> Iterator[tuple[int, list[_Pending]]]:
+    def _batches(
+        self, store: VectorStore, todo: list[int], pace: Callable[[], None] | None
+    ) -> Iterator[tuple[int, list[_Pending]]]:
         """The notes to embed in batches of about BATCH chunks, each with the position of its
-        last note in `todo`; none once stopped."""
+        last note in `todo`, each read once `pace` (if any) lets it start; none once stopped."""
         batch: list[_Pending] = []
         for position, rowid in enumerate(todo, start=1):
+            if pace is not None and not batch:
+                pace()
             if self._stop.is_set():
                 return
             pending = self._prepare(store, rowid)
@@ -269,7 +292,8 @@ class EmbeddingWorker:
         texts = list(_missing(batch).values())
         spec = self._model.spec
         if pool is not None and texts and spec is not None:
-            return pool.submit(embed_passages, spec, texts)
+            threads = self._cores if pool is self._pool else 1
+            return pool.submit(embed_passages, spec, texts, threads)
         made: Future[np.ndarray] = Future()
         made.set_result(embedder.passages(texts))
         return made
@@ -299,7 +323,7 @@ class EmbeddingWorker:
         while not self._stop.is_set():
             try:
                 with self._store.embedding_turn() as ours:
-                    ready = self.catch_up(everything=False) if ours else self._take_in()
+                    ready = self.catch_up(everything=False, paced=True) if ours else self._take_in()
                     dropped = self._pruning.prune_if_due() if ours else 0
                 if ready:
                     log.info("semantic search: vectors of %d notes ready", ready)

@@ -26,6 +26,7 @@ from memvault.semantic.embedding_worker import EmbeddingWorker
 from memvault.semantic.loaded_vectors import LoadedVectors
 from memvault.semantic.model import Model, Unavailable
 from memvault.semantic.reranker import Reranker
+from memvault.semantic.throttle import embed_cores
 from memvault.storage.files import VaultStore
 
 if TYPE_CHECKING:
@@ -187,7 +188,8 @@ class Semantic:
 
     def status(self, load: bool = True) -> SemanticStatus:
         """Whether semantic search is on, with which model, and how far its embedding is
-        (counted in the index, unless this process holds the vectors already). Outside a
+        (counted in the index, unless this process holds the vectors already), on how many
+        cores a server embeds and whether it waits for its requests to stop. Outside a
         server the model is loaded and run to tell, unless not to `load` it."""
         spec = self.model.spec
         reranking = self.reranker.describe()
@@ -195,4 +197,5 @@ class Semantic:
             return SemanticStatus(False, None, self.model.reason, 0, 0, reranking)
         embedded = self.vectors.embedded()
         waiting = len(self.vectors.store.notes()) - embedded
-        return SemanticStatus(True, spec.key, "", embedded, waiting, reranking)
+        cores, paused = embed_cores(), self.embedding.paused
+        return SemanticStatus(True, spec.key, "", embedded, waiting, reranking, cores, paused)

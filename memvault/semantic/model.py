@@ -284,8 +284,8 @@ class Embedder:
     """A loaded model: texts in, L2-normalised float32 vectors out (cosine is a dot product).
     A run uses the calling thread and `threads` - 1 more of onnxruntime's: a server's own
     embedder, for the texts someone waits for (a question, a new memory the duplicate guard
-    checks), runs on every core (a 123-word-piece text in 7.6 ms on two, 9.5 on one);
-    background embedding runs one thread a worker process, at that process's priority. Texts run
+    checks), runs on every core (a 123-word-piece text in 7.6 ms on two, 9.5 on one); a
+    background embedding's worker runs its share of the cores, at its lower priority. Texts run
     one at a time, so onnxruntime's memory arena (5 % faster) holds no more than one text's
     buffers."""
 
@@ -356,13 +356,13 @@ class Embedder:
 _LOADED: dict[str, Embedder] = {}
 
 
-def embed_passages(spec: ModelSpec, texts: list[str]) -> Vectors:
-    """Vectors of chunk texts, in a worker process that keeps its model loaded between calls
-    (the background embedding of a server: its own process, at a lower priority, holding
-    neither the server's GIL nor its memory)."""
+def embed_passages(spec: ModelSpec, texts: list[str], threads: int = 1) -> Vectors:
+    """Vectors of chunk texts, in a worker process that keeps its model loaded between calls,
+    its runs on `threads` cores (the background embedding of a server: its own process, at a
+    lower priority, holding neither the server's GIL nor its memory)."""
     embedder = _LOADED.get(spec.key)
     if embedder is None:
-        embedder = _LOADED[spec.key] = Embedder(spec)
+        embedder = _LOADED[spec.key] = Embedder(spec, threads)
     return embedder.passages(texts)
 
 
