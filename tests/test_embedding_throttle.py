@@ -75,6 +75,37 @@ def test_under_a_load_that_never_stops_the_embedding_still_gets_done(
         eventually(lambda: first_embedding.semantic_status().pending == 0, 60)
 
 
+def test_while_a_first_embedding_is_under_way_searches_stay_by_words(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Meaning would cost each search its question's embedding for a sliver of the vault: a
+    search without `mode` runs by words (and says why) until meaning covers most notes; one
+    that asks for meaning gets it, with how little it covers."""
+    monkeypatch.setattr(throttle, "LONGEST_PAUSE", 3600.0)
+    vault = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    try:
+        vault.create(Draft(*ROLLBACK))
+        assert vault.embed() == 1
+        hand_made(vault_dir)
+        vault.upkeep.sync()
+        with REQUESTS.request():
+            vault.serve_semantic()
+            eventually(lambda: vault.semantic_status().paused, 60)
+            page = vault.search(PARAPHRASE)
+            assert page.mode == "keyword"
+            assert page.caveat == (
+                f"by words only: meaning joins once most memories are embedded (1 of {NOTES + 1}"
+                " so far; the server embeds the rest)"
+            )
+            asked = vault.search(PARAPHRASE, 1, mode="hybrid")
+            assert asked.mode == "hybrid" and asked.results[0].title == ROLLBACK[0]
+            assert asked.caveat.startswith(f"meaning covers 1 of {NOTES + 1} memories so far")
+        eventually(lambda: vault.semantic_status().pending == 0, 60)
+        assert vault.search(PARAPHRASE).mode == "hybrid"
+    finally:
+        vault.close()
+
+
 def test_a_memory_just_written_is_embedded_at_once_whatever_the_load(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

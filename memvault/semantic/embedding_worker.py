@@ -99,11 +99,21 @@ class EmbeddingWorker:
         self._pruning = PruneSchedule(index)
         self._throttle = Throttle(self._stop)
         self._cores = 1
+        # The notes a server's last pass found without current vectors, less those done since;
+        # None until a pass (or `waiting`) has counted them.
+        self._waiting: int | None = None
 
     @property
     def serving(self) -> bool:
         """Whether a server's background thread embeds (`start` was called)."""
         return self._thread is not None
+
+    def waiting(self) -> int:
+        """How many notes wait for their vectors, as the server's last pass found them (less
+        those done since); counted in the index (`backlog`) until a pass has counted them."""
+        if self._waiting is None:
+            self._waiting = self.backlog().notes
+        return self._waiting
 
     @property
     def paused(self) -> bool:
@@ -168,6 +178,8 @@ class EmbeddingWorker:
         cores = min(workers.parallelism(), SHELL_WORKERS) if shell else 0
         pool = workers.pool(cores) if cores > 1 else self._pool
         pace = self._throttle.wait_turn if paced and len(todo) > UNPACED else None
+        if paced:
+            self._waiting = len(todo)
         done = 0
         flight: deque[tuple[int, list[_Pending], Future[np.ndarray]]] = deque()
         try:
@@ -211,13 +223,15 @@ class EmbeddingWorker:
         self._vectors.table()
         store = self._vectors.store
         taken = 0
-        for rowid, note_hash in self._stale(store, everything=False).items():
+        stale = self._stale(store, everything=False)
+        for rowid, note_hash in stale.items():
             rows = store.chunks(note_hash)
             have = store.vectors(r.hash for r in rows)
             if not rows or any(r.hash not in have for r in rows):
                 continue
             self._vectors.put(rowid, note_hash, [have[r.hash] for r in rows])
             taken += 1
+        self._waiting = len(stale) - taken
         return taken
 
     def _stale(self, store: VectorStore, everything: bool) -> dict[int, str]:
@@ -299,8 +313,8 @@ class EmbeddingWorker:
         return made
 
     def _finish(self, store: VectorStore, batch: list[_Pending], made: np.ndarray) -> int:
-        """Save a batch's vectors (those it found and those made for it), and publish them to
-        the vectors in memory when this process holds them."""
+        """Save a batch's vectors (those it found and those made for it), publish them to the
+        vectors in memory when this process holds them, and count the notes off `waiting`."""
         from memvault.semantic.vector_store import as_stored
 
         made_for = dict(zip(_missing(batch), as_stored(made), strict=True))
@@ -308,6 +322,8 @@ class EmbeddingWorker:
             pending.vectors.update((digest, made_for[digest]) for digest in pending.texts)
             store.save(pending.note_hash, pending.rows, pending.vectors)
             vectors = [pending.vectors[r.hash] for r in pending.rows]
+            if self._waiting:  # first: a search that sees the note embedded sees it counted
+                self._waiting -= 1
             self._vectors.put(pending.rowid, pending.note_hash, vectors)
         return len(batch)
 

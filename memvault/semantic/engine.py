@@ -32,6 +32,10 @@ from memvault.storage.files import VaultStore
 if TYPE_CHECKING:
     from memvault.semantic.vectors import Near, Vectors
 
+# The share of a vault's notes meaning must cover before a server's search without `mode` runs
+# by words and meaning (and below which a search by meaning says how little it covered).
+COVERED = 0.95
+
 
 class Semantic:
     """The semantic side of one vault's search: its parts, each owning a job, and the
@@ -61,14 +65,24 @@ class Semantic:
         return self.embedding.serving and not self.vectors.loaded
 
     def ready(self) -> bool:
-        """Whether a search by meaning can run now: this model's vectors exist, a server has
-        loaded them, and the model runs (in a process without a background thread, loaded
-        now: the search needs it next)."""
-        return (
-            self.has_vectors()
-            and not self.loading()
-            and (self.embedding.serving or self.model.runs())
-        )
+        """Whether a search without `mode` runs by meaning too: this model's vectors exist, a
+        server has loaded them and they cover COVERED of the notes, and the model runs (in a
+        process without a background thread, loaded now: the search needs it next). While a
+        server's first embedding is under way its searches stay by words: meaning would cost
+        each one its question's embedding (as much CPU again as a search by words of three
+        common words at 10k notes) for a sliver of the vault."""
+        if not self.has_vectors() or self.loading():
+            return False
+        if self.embedding.serving:
+            embedded, total = self.coverage()
+            return embedded >= total * COVERED
+        return self.model.runs()
+
+    def coverage(self) -> tuple[int, int]:
+        """How many notes have vectors, and of how many, as a server that holds the vectors
+        knows them (no count of the index's notes)."""
+        embedded = self.vectors.embedded()
+        return embedded, embedded + self.embedding.waiting()
 
     def close(self) -> None:
         """Stop the background embedding after its current batch (already saved ones stay),

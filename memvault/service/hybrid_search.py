@@ -22,7 +22,7 @@ from memvault.index.database import Index
 from memvault.index.searching import Match
 from memvault.search import relevance
 from memvault.search.fusion import fuse
-from memvault.semantic.engine import Semantic
+from memvault.semantic.engine import COVERED, Semantic
 from memvault.semantic.model import OFF, Unavailable
 from memvault.semantic.reranker import Reordering
 from memvault.service import related
@@ -39,8 +39,6 @@ CANDIDATES = 50
 # page prefer_recent looks at, for a newer near-tie just below the page.
 WEIGHED = 500
 RECENT = 20
-# A search whose meaning side holds fewer than this share of the vault's notes says so.
-COVERED = 0.95
 EMBED_HOW = "`memvault embed` embeds them, as a running server does"
 # Deeper than any vault's last page, and within SQLite's integers: a page past the end is empty.
 MAX_OFFSET = 1 << 40
@@ -131,6 +129,12 @@ class HybridSearch:
             return self._model_off()
         if self._semantic.loading():
             return "the vectors are still loading"
+        if self._semantic.embedding.serving and self._semantic.has_vectors():
+            embedded, total = self._semantic.coverage()
+            return (
+                f"meaning joins once most memories are embedded ({embedded:,} of {total:,} so "
+                "far; the server embeds the rest)"
+            )
         return f"no memory is embedded yet ({EMBED_HOW})"
 
     def _ranked(
