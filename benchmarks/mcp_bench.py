@@ -134,15 +134,22 @@ def free_port() -> int:
 
 
 def start_http(
-    vault: Path, index: Path, port: int, errlog: TextIO, processes: int = 1
+    vault: Path,
+    index: Path,
+    port: int,
+    errlog: TextIO,
+    processes: int = 1,
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """`memvault serve --transport http` on 127.0.0.1:port in `processes`, without watching."""
+    """`memvault serve --transport http` on 127.0.0.1:port in `processes`, without watching,
+    in `env` (None: this process's environment)."""
     command = [MEMVAULT, *base_args(vault, index), "serve", "--transport", "http"]
     return subprocess.Popen(
         [*command, "--port", str(port), "--processes", str(processes), "--no-watch"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=errlog,
+        env=env,
     )
 
 

@@ -189,18 +189,28 @@ def common_loads(vault: Path, index: Path, calls: Calls, errlog: TextIO) -> list
     return loads(vault, index, calls, [*runs, (COMMON_MIX, CLIENTS, COMMON_SECONDS)], errlog)
 
 
+def embedding_load(
+    vault: Path, index: Path, calls: Calls, errlog: TextIO, env: dict[str, str]
+) -> MixedLoad:
+    """Issue 38's mix from one client for COMMON_SECONDS (after the same warm-up) on a server
+    started in `env` (the model on) on an index without vectors: during its first embedding."""
+    return loads(vault, index, calls, [(COMMON_MIX, 1, COMMON_SECONDS)], errlog, env)[0]
+
+
 def loads(
     vault: Path,
     index: Path,
     calls: Calls,
     runs: list[tuple[Mix, int, float]],
     errlog: TextIO,
+    env: dict[str, str] | None = None,
 ) -> list[MixedLoad]:
     """Each (mix, clients, seconds) of `runs` in turn on one `memvault serve --transport http
-    --processes PROCESSES`, after WARM_CLIENTS clients of the last mix for WARM_UP seconds;
-    what each saw, with the server's RSS and CPU (the processes' sums) around it."""
+    --processes PROCESSES` (in `env`, None: this process's environment), after WARM_CLIENTS
+    clients of the last mix for WARM_UP seconds; what each saw, with the server's RSS and CPU
+    (the processes' sums, its embedding worker left out) around it."""
     port = mcp_bench.free_port()
-    process = mcp_bench.start_http(vault, index, port, errlog, PROCESSES)
+    process = mcp_bench.start_http(vault, index, port, errlog, PROCESSES, env)
     try:
         mcp_bench.wait_listening(port, process)
         run_clients(port, calls, WARM_UP, MixedLoad(), WARM_CLIENTS, runs[-1][0])

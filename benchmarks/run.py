@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -69,6 +70,9 @@ COMMON_SEARCH_MS = {10_000: 8.0, 100_000: 20.0}
 # clients at least this many times one client's.
 COMMON_MIX_SHARE = 0.40
 COMMON_MIX_SCALING = 2.0
+# ... and from one client during a first embedding, at least this share of its rate with the
+# model off.
+EMBEDDING_MIX_SHARE = 0.80
 # The web page's targets (first interactive, search as you type) are set at 10k notes.
 WEB_TARGETS_AT = 10_000
 # Semantic search (issue 14): the first embedding's targets are set at 100k notes; the rows
@@ -302,9 +306,23 @@ def bench_common_search(b: Bench) -> list[Row]:
     return rows
 
 
+def mix_about(load: mixed.MixedLoad) -> str:
+    """A run of issue 38's mix in a line: calls, errors, p50 by kind, the server's CPU."""
+    kinds = ", ".join(
+        f"{kind} p50 {median([t * 1000 for t in load.times[kind]]):.1f} ms"
+        for kind, _ in mixed.COMMON_MIX
+        if load.times[kind]
+    )
+    return (
+        f"{load.calls} calls in {load.seconds:.0f} s, {len(load.errors)} errors, {kinds},"
+        f" server CPU {load.server_cpu / load.seconds:.0%} of a core"
+    )
+
+
 def bench_common_mix(b: Bench) -> list[Row]:
     """Issue 38's mix on one HTTP server (mixed.common_loads): its rate from one client
-    against the rate of null calls, and from four clients against one."""
+    against the rate of null calls, and from four clients against one; then from one client
+    during a first embedding against the same with the model off."""
     log(f"[{b.size}] issue 38's mix: null calls, 1 client, {mixed.CLIENTS} clients")
     paths = [p.relative_to(b.vault).as_posix() for p in note_files(b.vault)]
     common = common_queries(b.seed, 3, SEARCHES)
@@ -313,18 +331,6 @@ def bench_common_mix(b: Bench) -> list[Row]:
     for error in [*null.errors, *one.errors, *four.errors][:5]:
         log(f"  {error}")
     rates = [load.calls / load.seconds for load in (null, one, four)]
-
-    def about(load: mixed.MixedLoad) -> str:
-        kinds = ", ".join(
-            f"{kind} p50 {median([t * 1000 for t in load.times[kind]]):.1f} ms"
-            for kind, _ in mixed.COMMON_MIX
-            if load.times[kind]
-        )
-        return (
-            f"{load.calls} calls in {load.seconds:.0f} s, {len(load.errors)} errors, {kinds},"
-            f" server CPU {load.server_cpu / load.seconds:.0%} of a core"
-        )
-
     return [
         Row(
             "null calls (get_current_date), 1 HTTP client",
@@ -337,15 +343,42 @@ def bench_common_mix(b: Bench) -> list[Row]:
             "issue 38 mix, 1 HTTP client",
             (b.size, rates[1], rates[0]),
             (COMMON_MIX_SHARE, "null calls", one),
-            about(one),
+            mix_about(one),
         ),
         rate_row(
             f"issue 38 mix, {mixed.CLIENTS} HTTP clients",
             (b.size, rates[2], rates[1]),
             (COMMON_MIX_SCALING, "1 client", four),
-            f"{rates[2] / rates[0]:.2f}x null calls; floor: 1 client; " + about(four),
+            f"{rates[2] / rates[0]:.2f}x null calls; floor: 1 client; " + mix_about(four),
         ),
+        bench_mix_while_embedding(b, calls, one),
     ]
+
+
+def bench_mix_while_embedding(b: Bench, calls: mixed.Calls, off: mixed.MixedLoad) -> Row:
+    """Issue 38's mix from one client on a server embedding the vault for the first time (the
+    model on, a copy of the index without vectors) against `off`, the same with the model off
+    in this run; with how many notes it embedded meanwhile (its warm-up's time too)."""
+    log(f"[{b.size}] issue 38's mix, 1 client, during a first embedding")
+    index = b.index.with_name("first-embedding.sqlite3")
+    with closing(sqlite3.connect(b.index)) as source, closing(sqlite3.connect(index)) as copy:
+        source.backup(copy)
+        assert not copy.execute("SELECT 1 FROM chunk_maps LIMIT 1").fetchall()
+    try:
+        on = mixed.embedding_load(b.vault, index, calls, b.errlog, semantic_bench.model_on())
+        with closing(sqlite3.connect(index)) as db:
+            embedded = db.execute("SELECT count(*) FROM chunk_maps WHERE seq = 0").fetchone()[0]
+    finally:
+        remove_index(index)
+    for error in on.errors[:5]:
+        log(f"  {error}")
+    return rate_row(
+        "issue 38 mix, 1 HTTP client, first embedding",
+        (b.size, on.calls / on.seconds, off.calls / off.seconds),
+        (EMBEDDING_MIX_SHARE, "model off", on),
+        f"floor: 1 client, model off; {embedded:,} notes embedded meanwhile (its warm-up too); "
+        + mix_about(on),
+    )
 
 
 def rate_row(
