@@ -21,9 +21,9 @@ below the notes both sides find middling.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import accumulate
-from statistics import fmean, pstdev
 
 Ranked = Sequence[tuple[int, float]]
 
@@ -87,7 +87,7 @@ def _in_order(side: Ranked) -> list[tuple[int, float]]:
 def _lead(side: list[tuple[int, float]]) -> float:
     """How sure a side is of its first note: its score's lead over the second's, in the side's
     standard deviations (0 with fewer than two notes or equal scores)."""
-    spread = pstdev(score for _, score in side) if len(side) > 1 else 0.0
+    spread = _moments([score for _, score in side])[1] if len(side) > 1 else 0.0
     return (side[0][1] - side[1][1]) / spread if spread else 0.0
 
 
@@ -97,8 +97,15 @@ def _scaled(side: list[tuple[int, float]]) -> list[tuple[int, float]]:
     must not sink below the other side's middling hits)."""
     if not side:
         return []
-    scores = [score for _, score in side]
-    mean, spread = fmean(scores), pstdev(scores) * SPREAD
+    mean, deviation = _moments([score for _, score in side])
+    spread = deviation * SPREAD
     if spread == 0:
         return [(note, 1.0) for note, _ in side]
     return [(note, (score - mean + spread) / (2 * spread)) for note, score in side]
+
+
+def _moments(scores: list[float]) -> tuple[float, float]:
+    """The scores' mean and population standard deviation, in floats: the statistics module's
+    exact fractions took 1.4 ms of a hybrid search of 50 notes a side."""
+    mean = sum(scores) / len(scores)
+    return mean, math.sqrt(sum((score - mean) ** 2 for score in scores) / len(scores))
