@@ -76,6 +76,29 @@ def test_meaning_finds_a_memory_its_words_miss(notes: VaultService) -> None:
     assert "previous build" in hit.snippet
 
 
+def test_a_meaning_hit_shows_its_chunk_as_written_past_a_section_and_beside_cjk(
+    vault_dir: Path,
+) -> None:
+    """A hit found by meaning alone shows its chunk, read from the index's sections: past
+    the first section of a long note (offsets carried over), and in a note holding CJK, which
+    the index keeps with gaps between its characters (read from the file instead)."""
+    service = VaultService.open(Settings(vault=vault_dir, embed_model=None))
+    filler = "Plain filler about nothing in particular at all. " * 900
+    service.create(Draft("Long note", f"{filler}\n\nThe ficus wants water every Monday."))
+    service.create(
+        Draft("会议记录", "周一的会议在三楼举行。\n\nThe cactus wants water once a month.")
+    )
+    service.embed()
+    hits = {
+        hit.title: hit.snippet
+        for hit in service.search("the ficus wants water on Mondays", 2, mode="semantic").results
+    }
+    assert "The ficus wants water every Monday." in hits["Long note"]
+    assert "The cactus wants water once a month." in hits["会议记录"]
+    assert "周一的会议在三楼举行。" in hits["会议记录"]
+    service.close()
+
+
 def test_words_still_win_where_they_match(notes: VaultService) -> None:
     notes.embed()
     assert titles(notes, "retried card payments")[0] == "Retry policy"

@@ -44,7 +44,7 @@ from memvault.index.search_sql import (
     word_groups,
 )
 from memvault.index.usage_counts import Tally, Uses
-from memvault.search.query import display_text, fts_text
+from memvault.search.query import as_written, display_text, fts_text
 from memvault.search.relevance import relevance
 
 # A hit's relevance reads this many characters of its note at most (a few sections).
@@ -250,6 +250,22 @@ class Search:
                     after += self._section(rowid + 1)[: margin - len(after)]
                 found.append(display_text(before + held.group() + after))
         return found
+
+    def span(self, note: int, start: int, end: int) -> str | None:
+        """Characters `start` to `end` of a note's body, from the sections the index holds (a
+        hit's snippet without reading its file: 0.3-0.6 ms a hit); None when the index holds
+        the text before `end` otherwise than as written (CJK, held with gaps) or not at all."""
+        first, last = section_rowids(note)
+        held = ""
+        for (body,) in self._pool.query(
+            "SELECT body FROM notes_fts WHERE rowid BETWEEN ? AND ? ORDER BY rowid", [first, last]
+        ):
+            held += body or ""
+            if len(held) >= end:
+                break
+        if len(held) < end or not as_written(held):
+            return None
+        return held[start:end]
 
     def _section(self, rowid: int) -> str:
         """The body text of one FTS row (a section of a note); empty when there is none."""

@@ -61,6 +61,12 @@ def fts_text(text: str) -> str:
     return _cjk_run().sub(lambda run: _GAP + _GAP.join(run.group(0)) + _GAP, text)
 
 
+def as_written(text: str) -> bool:
+    """Whether FTS text is the text as written: `fts_text` put no gaps in it (no CJK), so an
+    offset into the one is an offset into the other."""
+    return _GAP not in text
+
+
 def display_text(text: str) -> str:
     """FTS text back to how a person wrote it (without the gaps `fts_text` put around CJK)."""
     return text.replace(_GAP, "").strip()

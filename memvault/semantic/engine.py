@@ -162,18 +162,22 @@ class Semantic:
         return vector
 
     def excerpt(self, rowid: int, chunk: int) -> str:
-        """The text of a note's chunk in plain text, to show as a search hit's snippet; empty
+        """The text of a note's chunk in plain text, to show as a search hit's snippet, from
+        the index's copy of the body (its file when the index holds it otherwise); empty
         when the note changed or went since (its vectors are about to follow)."""
         store = self.vectors.store
         found = store.note_path(rowid)
         rows = store.chunks(found[1]) if found else []
         if found is None or chunk >= len(rows):
             return ""
-        try:
-            body = split_document(self._store.read_text(found[0])).body
-        except MemvaultError:
-            return ""
-        return plain_snippet(body[rows[chunk].start : rows[chunk].end])
+        start, end = rows[chunk].start, rows[chunk].end
+        text = self._index.search.span(rowid, start, end)
+        if text is None:
+            try:
+                text = split_document(self._store.read_text(found[0])).body[start:end]
+            except MemvaultError:
+                return ""
+        return plain_snippet(text)
 
     def passages(self, question: Vectors, best: dict[int, int], notes: list[int]) -> list[str]:
         """Each note's passage for the reranker: its chunk closest to the question (`best` has
