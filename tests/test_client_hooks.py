@@ -96,9 +96,11 @@ def run_hook(env: dict[str, str], command: str, stdin: str) -> subprocess.Comple
 
 
 def last_run(env: dict[str, str], event: str) -> dict[str, object]:
+    """The run log's last line for `event`, or {} before there is one (a worker writes its
+    memory, then its line: a wait may look in between)."""
     log = Path(env["XDG_STATE_HOME"]) / "memvault" / "hooks.jsonl"
-    runs = [json.loads(line) for line in log.read_text().splitlines()]
-    return [run for run in runs if run["event"] == event][-1]
+    runs = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return ([{}] + [run for run in runs if run["event"] == event])[-1]
 
 
 def wait_for(check: object, seconds: float = 30) -> None:
@@ -203,7 +205,7 @@ def test_stop_queues_a_capture_that_the_worker_writes(
             env, installed_command(settings, event), hook_input(event, str(shop), shop / "t.jsonl")
         )
         assert result.returncode == 0 and result.stdout == "", result.stderr
-    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture")["outcome"] == "ok")
+    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture").get("outcome") == "ok")
     assert len(sessions(vault_dir)) == 1
     assert "fails about one run in five" in sessions(vault_dir)[0].read_text()
     transcript.user("Also fix the logout test.").write()
@@ -389,7 +391,7 @@ def test_a_resumed_session_is_told_where_it_was_captured(
         installed_command(settings, "SessionEnd"),
         hook_input("SessionEnd", str(shop), shop / "t.jsonl"),
     )
-    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture")["outcome"] == "ok")
+    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture").get("outcome") == "ok")
     command = installed_command(settings, "SessionStart")
     resumed = run_hook(env, command, hook_input("SessionStart", str(shop), source="resume"))
     context = json.loads(resumed.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -448,7 +450,7 @@ def test_a_100_mb_transcript_is_captured_within_the_cap(
     install(env, vault_dir, shop)
     command = installed_command(shop / ".claude" / "settings.json", "Stop")
     assert run_hook(env, command, hook_input("Stop", str(shop), path)).returncode == 0
-    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture")["outcome"] == "ok", 120)
+    wait_for(lambda: sessions(vault_dir) and last_run(env, "capture").get("outcome") == "ok", 120)
     text_of_memory = sessions(vault_dir)[0].read_text()
     assert len(text_of_memory.encode()) <= 70 * 1024
     assert "First: rename the orders table" in text_of_memory

@@ -165,14 +165,25 @@ def test_a_listing_filter_is_sql_on_notes() -> None:
     assert where == (
         " AND NOT (n.folder = 'archive' OR substr(n.folder, 1, 8) = 'archive/')"
         " AND (n.expires_at IS NULL OR n.expires_at > ?)"
-        " AND (n.scope COLLATE NOCASE IN (?) OR n.scope IS NULL)"
-        " AND (lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?)"
+        " AND (+n.scope COLLATE NOCASE IN (?) OR +n.scope IS NULL)"
+        " AND (lower(n.folder) = ? OR (lower(n.folder) > ? AND lower(n.folder) < ?))"
         " AND n.rowid IN (SELECT note FROM tags WHERE tag = ?"
         " OR substr(tag, 1, ?) = ? COLLATE NOCASE)"
         " AND n.rowid IN (SELECT note FROM properties WHERE key = ? AND value = ?)"
         " AND n.superseded_by IS NULL"
     )
-    assert params == ["NOW", "shop", "work", 5, "work/", "ops", 4, "ops/", "outcome", "success"]
+    assert params == [
+        "NOW",
+        "shop",
+        "work",
+        "work/",
+        "work0",
+        "ops",
+        4,
+        "ops/",
+        "outcome",
+        "success",
+    ]
     assert filter_sql(EVERY, "NOW") == ("", [])
     several = Filter(
         category=("Arch_Decision", "gotcha"),
@@ -184,13 +195,13 @@ def test_a_listing_filter_is_sql_on_notes() -> None:
         time_field="created",
         include_superseded=True,
     )
-    under = "lower(n.folder) = ? OR substr(lower(n.folder), 1, ?) = ?"
+    under = "lower(n.folder) = ? OR (lower(n.folder) > ? AND lower(n.folder) < ?)"
     created = "coalesce(n.created_at, n.updated_at)"
     assert filter_sql(several, "NOW") == (
-        " AND (n.scope COLLATE NOCASE IN (?, ?))"
+        " AND n.scope COLLATE NOCASE IN (?, ?)"
         f" AND ({under} OR {under} OR {under})"
         f" AND {created} >= ? AND {created} < ?",
-        ["shop", "shared", "arch_decision", 14, "arch_decision/", "arch-decision", 14,
-         "arch-decision/", "gotcha", 7, "gotcha/", "2024-01-01T00:00:00Z",
-         "2024-02-01T00:00:00Z"],
+        ["shop", "shared", "arch_decision", "arch_decision/", "arch_decision0", "arch-decision",
+         "arch-decision/", "arch-decision0", "gotcha", "gotcha/", "gotcha0",
+         "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"],
     )  # fmt: skip
