@@ -10,6 +10,7 @@ closed may end the program at once (`end_now`), without the interpreter's teardo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -38,8 +39,9 @@ def end_now() -> None:
     command whose files are closed; nothing happens in-process (the CLI run by tests)."""
     if not _program:
         return
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # None when the descriptor was closed
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
     os._exit(0)
 
 

@@ -238,6 +238,19 @@ def test_a_failing_hook_exits_0_prints_nothing_and_logs_one_line(
     assert "not JSON" in str(last_run(env, "Stop")["detail"])
 
 
+def test_a_hook_with_its_output_closed_still_exits_0(
+    env: dict[str, str], vault_dir: Path, shop: Path
+) -> None:
+    """A client that closed the hook's stdout (or never gave one) gets exit 0, not an error
+    (the hook's quick exit flushed a stream that was not there)."""
+    (vault_dir / "first.md").write_text("---\ntitle: First note\nscope: shop\n---\nHello.\n")
+    command = f"{sys.executable} -m memvault --vault {vault_dir} hook SessionStart >&-"
+    for _ in range(2):  # the first builds the index, the second briefs
+        done = run_hook(env, command, hook_input("SessionStart", str(shop)))
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+
+
 def test_an_excluded_project_is_never_captured(
     env: dict[str, str], vault_dir: Path, shop: Path
 ) -> None:
