@@ -11,6 +11,7 @@ from pathlib import Path
 
 from memvault.config import QUERY_TIMEOUT
 from memvault.index.appends import Appends
+from memvault.index.bodies import Bodies
 from memvault.index.connections import ConnectionPool
 from memvault.index.entries import Entries
 from memvault.index.names import Names
@@ -33,6 +34,7 @@ class Index:
         self.entries = Entries(self.pool)
         self.names = Names(self.pool, unsaved)
         self.search = Search(self.pool, unsaved, self.names)
+        self.bodies = Bodies(self.pool, self.names)
         self.usage = UsageCounts(self.pool, unsaved)
         self.appends = Appends(self.pool)
         self.reports = Reports(self.pool, unsaved)

@@ -1,12 +1,11 @@
 """Search and its snippets: the notes a query ranks (bm25 of each note's best section, in the
-SQL `search_sql.py` builds), their snippets and relevance, the notes a filter admits, a page of
-listed notes, and the places a text stands in a note."""
+SQL `search_sql.py` builds), their snippets and relevance, the notes a filter admits, and a page
+of listed notes."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import sqlite3
 import threading
 from collections import Counter
@@ -16,7 +15,6 @@ from memvault.core import clock
 from memvault.core.records import Filter, NoteRow, SearchHit, SearchPage
 from memvault.index.connections import ConnectionPool
 from memvault.index.names import NOTE_COLUMNS, Names, note_row
-from memvault.index.rows import SECTION_CHARS, section_rowids
 from memvault.index.search_sql import (
     FTS_ROWS,
     PAGE_EMPTIED,
@@ -30,7 +28,6 @@ from memvault.index.search_sql import (
     admitted_sql,
     count_sql,
     filter_sql,
-    holding_sql,
     left_out_sql,
     matches_sql,
     page_held_sql,
@@ -44,7 +41,6 @@ from memvault.index.search_sql import (
     word_groups,
 )
 from memvault.index.usage_counts import Tally, Uses
-from memvault.search.query import as_written, display_text, fts_text
 from memvault.search.relevance import relevance
 
 # A hit's relevance reads this many characters of its note at most (a few sections).
@@ -58,9 +54,6 @@ RANKED = 20_000
 # A search counts its matching notes up to this many; past it the answer says "more than"
 # (SearchPage.total_capped): counting every note a common word matches cost more than ranking.
 COUNTED = 1_000
-# A text a note holds in more places than this (a line repeated through a log) is shown around
-# its first few only.
-PASSAGES = 3
 
 
 @dataclass
@@ -224,53 +217,6 @@ class Search:
             conditions, params = filter_sql(where, now)
             statement = f"SELECT n.rowid FROM notes n WHERE 1 = 1{conditions}", params
         return set(self._pool.column(*statement)), set()
-
-    def passages(self, path: str, text: str, margin: int) -> list[str]:
-        """Up to PASSAGES places where the words of `text` stand one after another in the body
-        of the note at `path` (whatever markup lies between them: a snippet is plain text),
-        each with `margin` characters either side (at most a section's), as the index holds
-        the body: a few sections read, never the file."""
-        note = self._names.rowid(path)
-        words = re.findall(r"[^\W_]+", fts_text(text))
-        if note is None or not words:
-            return []
-        spaced = re.compile(r"[\W_]+".join(re.escape(word) for word in words))
-        margin = min(margin, SECTION_CHARS)
-        first, last = section_rowids(note)
-        found: list[str] = []
-        for rowid, body in self._pool.query(*holding_sql(note, " ".join(words), PASSAGES)):
-            for held in spaced.finditer(body):
-                if len(found) == PASSAGES:
-                    break
-                before = body[max(held.start() - margin, 0) : held.start()]
-                after = body[held.end() : held.end() + margin]
-                if len(before) < margin and rowid > first:
-                    before = self._section(rowid - 1)[len(before) - margin :] + before
-                if len(after) < margin and rowid < last:
-                    after += self._section(rowid + 1)[: margin - len(after)]
-                found.append(display_text(before + held.group() + after))
-        return found
-
-    def span(self, note: int, start: int, end: int) -> str | None:
-        """Characters `start` to `end` of a note's body, from the sections the index holds (a
-        hit's snippet without reading its file: 0.3-0.6 ms a hit); None when the index holds
-        the text before `end` otherwise than as written (CJK, held with gaps) or not at all."""
-        first, last = section_rowids(note)
-        held = ""
-        for (body,) in self._pool.query(
-            "SELECT body FROM notes_fts WHERE rowid BETWEEN ? AND ? ORDER BY rowid", [first, last]
-        ):
-            held += body or ""
-            if len(held) >= end:
-                break
-        if len(held) < end or not as_written(held):
-            return None
-        return held[start:end]
-
-    def _section(self, rowid: int) -> str:
-        """The body text of one FTS row (a section of a note); empty when there is none."""
-        rows = self._pool.query(*shown_rows_sql([rowid]))
-        return str(rows[0]["body"]) if rows else ""
 
     def hits(self, page: list[Match], query: str) -> list[SearchHit]:
         """The page's matches with what the index knows of each note, and their relevance to

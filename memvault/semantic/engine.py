@@ -171,7 +171,7 @@ class Semantic:
         if found is None or chunk >= len(rows):
             return ""
         start, end = rows[chunk].start, rows[chunk].end
-        text = self._index.search.span(rowid, start, end)
+        text = self._index.bodies.span(rowid, start, end)
         if text is None:
             try:
                 text = split_document(self._store.read_text(found[0])).body[start:end]

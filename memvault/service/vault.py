@@ -182,7 +182,7 @@ class VaultService:
         """The places `text` stands in the body of the memory at `path`, each with `margin`
         characters either side, as the index holds the body: what surrounds a search hit's
         snippet, without reading its file (`Search.passages`)."""
-        return self._index.search.passages(path, text, margin)
+        return self._index.bodies.passages(path, text, margin)
 
     def recall(self, identifier: str, scope: str | None = None) -> Recall:
         """The memory an identifier names, or, when none does exactly, the one it most likely
