@@ -10,7 +10,7 @@ import re
 from memvault.index.connections import ConnectionPool
 from memvault.index.names import Names
 from memvault.index.rows import SECTION_CHARS, section_rowids
-from memvault.index.search_sql import holding_sql, shown_rows_sql
+from memvault.index.search_sql import holding_sql, sections_sql, shown_rows_sql
 from memvault.search.query import as_written, display_text, fts_text
 
 # A text a note holds in more places than this (a line repeated through a log) is shown around
@@ -56,12 +56,9 @@ class Bodies:
         """Characters `start` to `end` of a note's body, from the sections the index holds (a
         hit's snippet without reading its file: 0.3-0.6 ms a hit); None when the index holds
         the text before `end` otherwise than as written (CJK, held with gaps) or not at all."""
-        first, last = section_rowids(note)
         held = ""
-        for (body,) in self._pool.query(
-            "SELECT body FROM notes_fts WHERE rowid BETWEEN ? AND ? ORDER BY rowid", [first, last]
-        ):
-            held += body or ""
+        for row in self._pool.query(*sections_sql(note)):
+            held += row["body"] or ""
             if len(held) >= end:
                 break
         if len(held) < end or not as_written(held):

@@ -33,7 +33,7 @@ NOTE_OF_ROW = f"(notes_fts.rowid >> {SECTION_BITS})"
 # A folder in the archive, as SQL on `folder`.
 ARCHIVED = f"(folder = '{ARCHIVE}' OR substr(folder, 1, {len(ARCHIVE) + 1}) = '{ARCHIVE}/')"
 # A note in a folder or below it, as SQL on notes `n` with (folder, folder/, folder0): a range
-# of `lower(folder)` ('0' follows '/'), which the index notes_folder_lower finds.
+# of `lower(folder)` ('0' follows '/'), which the index notes_folder_key finds.
 _UNDER = "lower(n.folder) = ? OR (lower(n.folder) > ? AND lower(n.folder) < ?)"
 # The orders a listing can take, as SQL on notes `n` and the listing's `uses` and `used` (the
 # saved and unsaved uses of each note, and the last).

@@ -181,7 +181,7 @@ class VaultService:
     def passages(self, path: str, text: str, margin: int) -> list[str]:
         """The places `text` stands in the body of the memory at `path`, each with `margin`
         characters either side, as the index holds the body: what surrounds a search hit's
-        snippet, without reading its file (`Search.passages`)."""
+        snippet, without reading its file (`Bodies.passages`)."""
         return self._index.bodies.passages(path, text, margin)
 
     def recall(self, identifier: str, scope: str | None = None) -> Recall:
